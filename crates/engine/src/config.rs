@@ -1,0 +1,182 @@
+//! The resolved experiment the engine runs.
+//!
+//! The Python package turns a scenario file into this structure: every default is filled
+//! in, every unit converted (times in nanoseconds, bandwidths in bits per second, sizes
+//! in bytes), the topology built and the publish schedule drawn. The engine only checks
+//! what it needs for its own invariants; user-facing validation lives in Python.
+
+use serde::Deserialize;
+
+pub type Time = u64;
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    pub seed: u64,
+    pub nodes: u32,
+    /// Simulated time at which the run stops.
+    pub end_ns: Time,
+    pub topics: u16,
+    pub network: NetworkConfig,
+    pub protocol: ProtocolConfig,
+    #[serde(default)]
+    pub output: OutputConfig,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, tag = "kind", rename_all = "kebab-case")]
+pub enum LatencyModel {
+    Constant { ns: Time },
+    Uniform { min_ns: Time, max_ns: Time },
+    Normal { mean_ns: Time, std_ns: Time },
+    Lognormal { median_ns: Time, sigma: f64 },
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NetworkConfig {
+    /// One-way propagation latency of each link, drawn once per link.
+    pub latency: LatencyModel,
+    /// Extra per-RPC delay, uniform in [0, jitter]; never reorders one connection.
+    #[serde(default)]
+    pub jitter_ns: Time,
+    /// Per-node uplink capacity in bit/s; 0 means unlimited. One entry per node.
+    pub upload_bps: Vec<u64>,
+    /// Per-node downlink capacity in bit/s; 0 means unlimited. One entry per node.
+    pub download_bps: Vec<u64>,
+    /// Per-node CPU time to validate one received message.
+    pub cpu_per_message_ns: Vec<Time>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Router {
+    Floodsub,
+    Gossipsub,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
+pub enum Version {
+    #[serde(rename = "1.0")]
+    V1_0,
+    #[serde(rename = "1.1")]
+    V1_1,
+    #[serde(rename = "1.2")]
+    V1_2,
+    #[serde(rename = "2.0")]
+    V2_0,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Signing {
+    StrictSign,
+    StrictNoSign,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum MessageIdKind {
+    /// go-libp2p-pubsub's `from || seqno`: 38 + 8 = 46 bytes with Ed25519 peer ids.
+    Go,
+    /// Ethereum's 20-byte truncated SHA-256.
+    Ethereum,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(non_snake_case)]
+pub struct ProtocolConfig {
+    pub router: Router,
+    pub version: Version,
+    pub D: usize,
+    pub D_lo: usize,
+    pub D_hi: usize,
+    pub D_lazy: usize,
+    pub D_score: usize,
+    pub D_out: usize,
+    pub heartbeat_ns: Time,
+    pub heartbeat_initial_delay_ns: Time,
+    pub history_length: usize,
+    pub history_gossip: usize,
+    pub gossip_factor: f64,
+    pub fanout_ttl_ns: Time,
+    pub seen_ttl_ns: Time,
+    pub flood_publish: bool,
+    pub prune_backoff_ns: Time,
+    pub unsubscribe_backoff_ns: Time,
+    /// Backoff entries are cleared only every this many heartbeats...
+    pub backoff_clear_ticks: u64,
+    /// ...once they expired more than this many heartbeats ago.
+    pub backoff_slack_ticks: u64,
+    pub max_ihave_length: usize,
+    pub max_ihave_messages: usize,
+    pub gossip_retransmission: u32,
+    pub iwant_followup_ns: Time,
+    pub signing: Signing,
+    pub message_id: MessageIdKind,
+    /// Length in bytes of the topic strings carried on the wire.
+    pub topic_name_len: usize,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OutputConfig {
+    /// Also record every payload receipt, duplicates included.
+    #[serde(default)]
+    pub receipts: bool,
+}
+
+impl Config {
+    pub fn from_json(text: &str) -> Result<Self, String> {
+        let config: Config =
+            serde_json::from_str(text).map_err(|e| format!("engine config: {e}"))?;
+        config.check()?;
+        Ok(config)
+    }
+
+    /// Invariants the engine relies on (user-facing checks happen in Python first).
+    pub fn check(&self) -> Result<(), String> {
+        let n = self.nodes as usize;
+        let net = &self.network;
+        if self.nodes == 0 {
+            return Err("engine config: nodes must be >= 1".into());
+        }
+        for (name, len) in [
+            ("upload_bps", net.upload_bps.len()),
+            ("download_bps", net.download_bps.len()),
+            ("cpu_per_message_ns", net.cpu_per_message_ns.len()),
+        ] {
+            if len != n {
+                return Err(format!(
+                    "engine config: network.{name} has {len} entries for {n} nodes"
+                ));
+            }
+        }
+        if self.topics == 0 || self.topics > 64 {
+            return Err(format!(
+                "engine config: topics must be in 1..=64, got {}",
+                self.topics
+            ));
+        }
+        let p = &self.protocol;
+        if p.router == Router::Gossipsub {
+            if !(p.D_lo <= p.D && p.D <= p.D_hi) {
+                return Err("engine config: need D_lo <= D <= D_hi".into());
+            }
+            if p.heartbeat_ns == 0 {
+                return Err("engine config: heartbeat must be > 0".into());
+            }
+            if p.backoff_clear_ticks == 0 {
+                return Err("engine config: backoff_clear_ticks must be >= 1".into());
+            }
+            if p.history_gossip > p.history_length || p.history_length == 0 {
+                return Err(
+                    "engine config: need 1 <= history_length and history_gossip <= history_length"
+                        .into(),
+                );
+            }
+        }
+        Ok(())
+    }
+}

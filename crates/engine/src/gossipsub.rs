@@ -1,0 +1,444 @@
+//! Gossipsub's router: mesh maintenance, gossip and control messages.
+//!
+//! Follows go-libp2p-pubsub (`gossipsub.go`), the reference implementation; the step
+//! numbers in comments are those of the heartbeat in `protocol-notes.md` §1. Version
+//! 1.0 follows the v1.0 spec instead: no backoff, gossip to exactly D_lazy peers, no
+//! outbound quota, trim only above D_hi.
+//!
+//! Not modelled yet (see the README): peer scoring, peer exchange, direct peers,
+//! opportunistic grafting, IWANT promises and the outbound/validation queue limits.
+
+use smallvec::SmallVec;
+
+use crate::config::{Time, Version};
+use crate::rpc::{Control, MsgRef};
+use crate::sim::Simulation;
+
+const NANOS_PER_SECOND: Time = 1_000_000_000;
+
+/// Control parts to send to one peer at the end of a heartbeat.
+#[derive(Default)]
+struct Outgoing {
+    graft: Vec<u16>,
+    prune: Vec<u16>,
+    ihave: Vec<(u16, Vec<u32>)>,
+}
+
+impl Simulation {
+    fn in_mesh(&self, node: u32, topic: u16, link: u32) -> bool {
+        self.nodes[node as usize].mesh[topic as usize].contains(&link)
+    }
+
+    fn has_backoff(&self, node: u32, topic: u16, link: u32) -> bool {
+        self.nodes[node as usize]
+            .backoff
+            .contains_key(&(topic, link))
+    }
+
+    /// Record a backoff for (topic, link) that ends `duration` from now; an existing
+    /// later expiry is kept (go's `doAddBackoff`).
+    fn add_backoff(&mut self, node: u32, topic: u16, link: u32, duration: Time) {
+        let expire = self.now() + duration;
+        let entry = self.nodes[node as usize]
+            .backoff
+            .entry((topic, link))
+            .or_insert(expire);
+        *entry = (*entry).max(expire);
+    }
+
+    /// go's `getPeers`: every topic peer passing `keep`, shuffled, at most `count`.
+    fn pick_topic_peers(
+        &mut self,
+        node: u32,
+        topic: u16,
+        count: usize,
+        keep: impl Fn(&Self, u32) -> bool,
+    ) -> Vec<u32> {
+        let mut candidates: Vec<u32> = self
+            .topic_links(node, topic)
+            .filter(|&l| keep(self, l))
+            .collect();
+        self.nodes[node as usize].rng.shuffle(&mut candidates);
+        candidates.truncate(count);
+        candidates
+    }
+
+    /// Where a new or relayed message goes (go's `rpcs()` recipient choice).
+    pub(crate) fn gossipsub_recipients(
+        &mut self,
+        node: u32,
+        msg: u32,
+        topic: u16,
+        own: bool,
+    ) -> SmallVec<[u32; 32]> {
+        self.nodes[node as usize].mcache.put(msg);
+        if own && self.proto.flood_publish {
+            return self.topic_links(node, topic).collect();
+        }
+        if self.nodes[node as usize].is_subscribed(topic) {
+            return self.nodes[node as usize].mesh[topic as usize]
+                .iter()
+                .copied()
+                .collect();
+        }
+        // Not in the topic: publish through fanout peers, chosen once and kept.
+        let now = self.now();
+        if self.nodes[node as usize].fanout[topic as usize].is_empty() {
+            let picked = self.pick_topic_peers(node, topic, self.proto.D, |_, _| true);
+            self.nodes[node as usize].fanout[topic as usize] = picked.into_iter().collect();
+        }
+        let state = &mut self.nodes[node as usize];
+        state.fanout_lastpub[topic as usize] = Some(now);
+        state.fanout[topic as usize].iter().copied().collect()
+    }
+
+    pub(crate) fn heartbeat(&mut self, node: u32) {
+        let v11 = self.version_at_least(Version::V1_1);
+        let now = self.now();
+        let p = self.proto.clone();
+        let state = &mut self.nodes[node as usize];
+        state.ticks += 1;
+        let ticks = state.ticks;
+
+        // Step 1: clear backoffs that expired more than `backoff_slack_ticks` heartbeats
+        // ago, only every `backoff_clear_ticks` (go: 2 and 15).
+        if v11 && ticks.is_multiple_of(p.backoff_clear_ticks) {
+            let slack = p.backoff_slack_ticks * p.heartbeat_ns;
+            state.backoff.retain(|_, expire| *expire + slack >= now);
+        }
+        // Steps 2-3: reset the IHAVE flood counters.
+        for link in self.links.of(node) {
+            self.link_peerhave[link as usize] = 0;
+            self.link_iasked[link as usize] = 0;
+        }
+
+        let mut outgoing: Vec<(u32, Outgoing)> = Vec::new();
+        let out_for = |link: u32, outgoing: &mut Vec<(u32, Outgoing)>| -> usize {
+            match outgoing.iter().position(|(l, _)| *l == link) {
+                Some(i) => i,
+                None => {
+                    outgoing.push((link, Outgoing::default()));
+                    outgoing.len() - 1
+                }
+            }
+        };
+
+        // Step 6: per mesh topic.
+        for topic in 0..self.nodes[node as usize].mesh.len() as u16 {
+            if !self.nodes[node as usize].is_subscribed(topic) {
+                continue;
+            }
+            // (b) Too few peers: graft random eligible ones up to D.
+            let size = self.nodes[node as usize].mesh[topic as usize].len();
+            if size < p.D_lo {
+                let picked = self.pick_topic_peers(node, topic, p.D - size, |s, l| {
+                    !(s.in_mesh(node, topic, l) || v11 && s.has_backoff(node, topic, l))
+                });
+                for link in picked {
+                    self.nodes[node as usize].mesh[topic as usize].push(link);
+                    let i = out_for(link, &mut outgoing);
+                    outgoing[i].1.graft.push(topic);
+                }
+            }
+            // (c) Too many peers: keep D (v1.1: at least D_out outbound), prune the rest.
+            let size = self.nodes[node as usize].mesh[topic as usize].len();
+            if (v11 && size >= p.D_hi) || (!v11 && size > p.D_hi) {
+                let mut plist: Vec<u32> = self.nodes[node as usize].mesh[topic as usize].to_vec();
+                let rng = &mut self.nodes[node as usize].rng;
+                rng.shuffle(&mut plist);
+                // Sorting by score is a no-op while scoring is off (every score is 0).
+                if v11 {
+                    let keep = p.D_score.min(plist.len());
+                    rng.shuffle(&mut plist[keep..]);
+                    self.keep_outbound_quota(&mut plist, p.D, p.D_out);
+                }
+                for &link in &plist[p.D..] {
+                    if v11 {
+                        self.add_backoff(node, topic, link, p.prune_backoff_ns);
+                    }
+                    let i = out_for(link, &mut outgoing);
+                    outgoing[i].1.prune.push(topic);
+                }
+                plist.truncate(p.D);
+                self.nodes[node as usize].mesh[topic as usize] = plist.into_iter().collect();
+            }
+            // (d) Enough peers but too few outbound: graft outbound peers.
+            let size = self.nodes[node as usize].mesh[topic as usize].len();
+            if v11 && size >= p.D_lo {
+                let outbound = self.nodes[node as usize].mesh[topic as usize]
+                    .iter()
+                    .filter(|&&l| self.links.outbound[l as usize])
+                    .count();
+                if outbound < p.D_out {
+                    let picked = self.pick_topic_peers(node, topic, p.D_out - outbound, |s, l| {
+                        !s.in_mesh(node, topic, l)
+                            && !s.has_backoff(node, topic, l)
+                            && s.links.outbound[l as usize]
+                    });
+                    for link in picked {
+                        self.nodes[node as usize].mesh[topic as usize].push(link);
+                        let i = out_for(link, &mut outgoing);
+                        outgoing[i].1.graft.push(topic);
+                    }
+                }
+            }
+            // (f) Gossip to peers outside the mesh.
+            let exclude = self.nodes[node as usize].mesh[topic as usize].clone();
+            for (link, ids) in self.emit_gossip(node, topic, &exclude) {
+                let i = out_for(link, &mut outgoing);
+                outgoing[i].1.ihave.push((topic, ids));
+            }
+        }
+
+        // Steps 7-8: expire fanout topics, refill the rest, gossip to them too.
+        for topic in 0..self.topics_count() {
+            let state = &mut self.nodes[node as usize];
+            if let Some(last) = state.fanout_lastpub[topic as usize] {
+                if last + p.fanout_ttl_ns < now {
+                    state.fanout_lastpub[topic as usize] = None;
+                    state.fanout[topic as usize].clear();
+                }
+            }
+            if self.nodes[node as usize].fanout_lastpub[topic as usize].is_none() {
+                continue;
+            }
+            let mut fanout = std::mem::take(&mut self.nodes[node as usize].fanout[topic as usize]);
+            fanout.retain(|l| self.link_topics[*l as usize] & (1 << topic) != 0);
+            if fanout.len() < p.D {
+                let have = fanout.clone();
+                let picked = self
+                    .pick_topic_peers(node, topic, p.D - fanout.len(), |_, l| !have.contains(&l));
+                fanout.extend(picked);
+            }
+            for (link, ids) in self.emit_gossip(node, topic, &fanout) {
+                let i = out_for(link, &mut outgoing);
+                outgoing[i].1.ihave.push((topic, ids));
+            }
+            self.nodes[node as usize].fanout[topic as usize] = fanout;
+        }
+
+        // Steps 9-10: one RPC per peer with its GRAFTs, PRUNEs and IHAVEs together.
+        let backoff_s = if v11 {
+            p.prune_backoff_ns / NANOS_PER_SECOND
+        } else {
+            0
+        };
+        for (link, parts) in outgoing {
+            let rpc = self.rpcs.alloc();
+            let r = self.rpcs.get_mut(rpc);
+            r.control.graft = parts.graft;
+            r.control.prune = parts.prune.into_iter().map(|t| (t, backoff_s)).collect();
+            r.control.ihave = parts.ihave;
+            self.send(node, link, rpc);
+        }
+        // Step 11.
+        self.nodes[node as usize].mcache.shift();
+    }
+
+    fn topics_count(&self) -> u16 {
+        self.nodes.first().map_or(0, |s| s.fanout.len() as u16)
+    }
+
+    /// go's outbound rotation: make sure at least `d_out` of the first `d` entries are
+    /// outbound links, moving outbound ones forward while keeping the others' order.
+    fn keep_outbound_quota(&self, plist: &mut [u32], d: usize, d_out: usize) {
+        let d = d.min(plist.len());
+        let is_out = |l: u32| self.links.outbound[l as usize];
+        let outbound = plist[..d].iter().filter(|&&l| is_out(l)).count();
+        if outbound >= d_out {
+            return;
+        }
+        let rotate = |plist: &mut [u32], i: usize| plist[..=i].rotate_right(1);
+        // First bring the outbound peers already selected to the front...
+        let mut left = outbound;
+        let mut i = 1;
+        while i < d && left > 0 {
+            if is_out(plist[i]) {
+                rotate(plist, i);
+                left -= 1;
+            }
+            i += 1;
+        }
+        // ...then pull enough outbound peers from beyond the selection.
+        let mut need = d_out - outbound;
+        let mut i = d;
+        while i < plist.len() && need > 0 {
+            if is_out(plist[i]) {
+                rotate(plist, i);
+                need -= 1;
+            }
+            i += 1;
+        }
+    }
+
+    /// go's `emitGossip`: IHAVE the cached ids of `topic` to max(D_lazy, factor x
+    /// candidates) random peers outside `exclude` (v1.0: exactly D_lazy).
+    fn emit_gossip(&mut self, node: u32, topic: u16, exclude: &[u32]) -> Vec<(u32, Vec<u32>)> {
+        let messages = &self.messages;
+        let mut ids = self.nodes[node as usize]
+            .mcache
+            .gossip_ids(self.proto.history_gossip, |m| {
+                messages[m as usize].topic == topic
+            });
+        if ids.is_empty() {
+            return Vec::new();
+        }
+        let mut peers: Vec<u32> = self
+            .topic_links(node, topic)
+            .filter(|l| !exclude.contains(l))
+            .collect();
+        let v11 = self.version_at_least(Version::V1_1);
+        let max_len = self.proto.max_ihave_length;
+        let rng = &mut self.nodes[node as usize].rng;
+        rng.shuffle(&mut ids);
+        let mut target = self.proto.D_lazy;
+        if v11 {
+            target = target.max((self.proto.gossip_factor * peers.len() as f64) as usize);
+        }
+        if target > peers.len() {
+            target = peers.len();
+        } else {
+            rng.shuffle(&mut peers);
+        }
+        peers.truncate(target);
+        peers
+            .into_iter()
+            .map(|link| {
+                if ids.len() > max_len {
+                    // Each peer gets its own random subset when the list is too long.
+                    rng.shuffle(&mut ids);
+                    (link, ids[..max_len].to_vec())
+                } else {
+                    (link, ids.clone())
+                }
+            })
+            .collect()
+    }
+
+    /// Handle the control part of an RPC that `node` received on its link `link`, and
+    /// answer with one RPC holding IWANT requests, served messages and PRUNEs.
+    pub(crate) fn handle_control(&mut self, node: u32, link: u32, control: &Control) {
+        let iwant = self.handle_ihave(node, link, control);
+        let served = self.handle_iwant(node, link, &control.iwant);
+        let prune = self.handle_graft(node, link, &control.graft);
+        self.handle_prune(node, link, &control.prune);
+        if iwant.is_empty() && served.is_empty() && prune.is_empty() {
+            return;
+        }
+        let backoff_s = if self.version_at_least(Version::V1_1) {
+            self.proto.prune_backoff_ns / NANOS_PER_SECOND
+        } else {
+            0
+        };
+        let rpc = self.rpcs.alloc();
+        let r = self.rpcs.get_mut(rpc);
+        r.msgs.extend(served);
+        r.control.iwant = iwant;
+        r.control.prune = prune.into_iter().map(|t| (t, backoff_s)).collect();
+        self.send(node, link, rpc);
+    }
+
+    /// IHAVE: ask (IWANT) for unseen ids of topics we are in, within go's limits.
+    fn handle_ihave(&mut self, node: u32, link: u32, control: &Control) -> Vec<u32> {
+        if control.ihave.is_empty() {
+            return Vec::new();
+        }
+        let v11 = self.version_at_least(Version::V1_1);
+        let max_len = self.proto.max_ihave_length;
+        let l = link as usize;
+        if v11 {
+            self.link_peerhave[l] += 1;
+            if self.link_peerhave[l] as usize > self.proto.max_ihave_messages
+                || self.link_iasked[l] as usize >= max_len
+            {
+                return Vec::new();
+            }
+        }
+        let state = &mut self.nodes[node as usize];
+        let mut want: Vec<u32> = Vec::new();
+        for (topic, ids) in &control.ihave {
+            if !state.is_subscribed(*topic) {
+                continue;
+            }
+            for &id in ids.iter().take(max_len) {
+                if !state.seen.contains_key(&id) {
+                    want.push(id);
+                }
+            }
+        }
+        want.sort_unstable();
+        want.dedup();
+        if want.is_empty() {
+            return want;
+        }
+        state.rng.shuffle(&mut want);
+        if v11 {
+            let room = max_len - self.link_iasked[l] as usize;
+            want.truncate(room);
+            self.link_iasked[l] += want.len() as u32;
+        }
+        want
+    }
+
+    /// IWANT: serve cached messages, each at most gossip_retransmission times per peer.
+    fn handle_iwant(&mut self, node: u32, link: u32, ids: &[u32]) -> Vec<MsgRef> {
+        let limit = self.proto.gossip_retransmission;
+        let state = &mut self.nodes[node as usize];
+        let mut served = Vec::new();
+        for &msg in ids {
+            match state.mcache.serve(msg, link) {
+                Some(count) if count <= limit => {
+                    let hop = state.seen.get(&msg).map_or(0, |s| s.hop);
+                    served.push(MsgRef { msg, hop });
+                }
+                _ => {}
+            }
+        }
+        served
+    }
+
+    /// GRAFT: join the peer to our mesh, or answer PRUNE (go's `handleGraft`).
+    fn handle_graft(&mut self, node: u32, link: u32, topics: &[u16]) -> Vec<u16> {
+        let v11 = self.version_at_least(Version::V1_1);
+        let now = self.now();
+        let mut prune = Vec::new();
+        for &topic in topics {
+            let state = &self.nodes[node as usize];
+            // Unknown topic: ignored, without PRUNE (spam hardening in go).
+            if !state.is_subscribed(topic) || state.mesh[topic as usize].contains(&link) {
+                continue;
+            }
+            if v11 {
+                let in_backoff = state.backoff.get(&(topic, link)).is_some_and(|&e| now < e);
+                let full = state.mesh[topic as usize].len() >= self.proto.D_hi
+                    && !self.links.outbound[link as usize];
+                if in_backoff || full {
+                    self.add_backoff(node, topic, link, self.proto.prune_backoff_ns);
+                    prune.push(topic);
+                    continue;
+                }
+            }
+            self.nodes[node as usize].mesh[topic as usize].push(link);
+        }
+        prune
+    }
+
+    /// PRUNE: leave the peer's mesh and respect its backoff.
+    fn handle_prune(&mut self, node: u32, link: u32, prunes: &[(u16, u64)]) {
+        let v11 = self.version_at_least(Version::V1_1);
+        for &(topic, backoff_s) in prunes {
+            if !self.nodes[node as usize].is_subscribed(topic) {
+                continue;
+            }
+            self.nodes[node as usize].mesh[topic as usize].retain(|l| *l != link);
+            if v11 {
+                let duration = if backoff_s > 0 {
+                    backoff_s * NANOS_PER_SECOND
+                } else {
+                    self.proto.prune_backoff_ns
+                };
+                self.add_backoff(node, topic, link, duration);
+            }
+        }
+    }
+}

@@ -1,0 +1,141 @@
+//! The connection graph in compressed sparse rows.
+//!
+//! Every undirected edge of the topology becomes two directed links, one owned by each
+//! end. A node's links are contiguous and sorted by peer id, so per-link protocol state
+//! lives in flat arrays indexed by link id and a node finds its link to a peer by binary
+//! search. `outbound` remembers who dialed: gossipsub's D_out quota counts
+//! connections the node opened itself.
+
+use crate::config::Time;
+
+#[derive(Clone, Debug)]
+pub struct Links {
+    offsets: Vec<u32>,
+    /// Remote end of each link.
+    pub peer: Vec<u32>,
+    /// Local end (owner) of each link.
+    pub owner: Vec<u32>,
+    /// The link in the opposite direction.
+    pub reverse: Vec<u32>,
+    /// True if the owner dialed the connection.
+    pub outbound: Vec<bool>,
+    /// One-way propagation latency, equal in both directions.
+    pub latency: Vec<Time>,
+}
+
+impl Links {
+    /// Build from (dialer, listener) pairs; `latency_of(i)` gives edge i's latency.
+    pub fn new(
+        nodes: u32,
+        edges: &[(u32, u32)],
+        mut latency_of: impl FnMut(usize) -> Time,
+    ) -> Result<Self, String> {
+        let n = nodes as usize;
+        let mut degree = vec![0u32; n];
+        for (i, &(a, b)) in edges.iter().enumerate() {
+            if a >= nodes || b >= nodes {
+                return Err(format!("edge {i} ({a}, {b}) names a node >= {nodes}"));
+            }
+            if a == b {
+                return Err(format!("edge {i} is a self-loop on node {a}"));
+            }
+            degree[a as usize] += 1;
+            degree[b as usize] += 1;
+        }
+        let mut offsets = Vec::with_capacity(n + 1);
+        offsets.push(0u32);
+        for d in &degree {
+            offsets.push(offsets.last().unwrap() + d);
+        }
+        // (owner, peer, outbound, latency) per directed link, then sorted per owner.
+        let mut directed: Vec<(u32, u32, bool, Time)> = Vec::with_capacity(edges.len() * 2);
+        for (i, &(a, b)) in edges.iter().enumerate() {
+            let lat = latency_of(i);
+            directed.push((a, b, true, lat));
+            directed.push((b, a, false, lat));
+        }
+        directed.sort_unstable_by_key(|&(owner, peer, _, _)| (owner, peer));
+        for pair in directed.windows(2) {
+            if pair[0].0 == pair[1].0 && pair[0].1 == pair[1].1 {
+                return Err(format!(
+                    "nodes {} and {} are connected twice",
+                    pair[0].0, pair[0].1
+                ));
+            }
+        }
+        let peer: Vec<u32> = directed.iter().map(|d| d.1).collect();
+        let owner: Vec<u32> = directed.iter().map(|d| d.0).collect();
+        let outbound = directed.iter().map(|d| d.2).collect();
+        let latency = directed.iter().map(|d| d.3).collect();
+        let mut links = Self {
+            offsets,
+            peer,
+            owner,
+            reverse: Vec::new(),
+            outbound,
+            latency,
+        };
+        links.reverse = (0..links.peer.len())
+            .map(|l| {
+                links
+                    .find(links.peer[l], links.owner[l])
+                    .expect("reverse link exists")
+            })
+            .collect();
+        Ok(links)
+    }
+
+    pub fn nodes(&self) -> usize {
+        self.offsets.len() - 1
+    }
+
+    pub fn len(&self) -> usize {
+        self.peer.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.peer.is_empty()
+    }
+
+    /// Link ids owned by `node`.
+    pub fn of(&self, node: u32) -> std::ops::Range<u32> {
+        self.offsets[node as usize]..self.offsets[node as usize + 1]
+    }
+
+    /// The link from `node` to `peer`, if they are connected.
+    pub fn find(&self, node: u32, peer: u32) -> Option<u32> {
+        let range = self.of(node);
+        let slice = &self.peer[range.start as usize..range.end as usize];
+        slice
+            .binary_search(&peer)
+            .ok()
+            .map(|i| range.start + i as u32)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builds_both_directions_with_reverse_and_dialer() {
+        let links = Links::new(3, &[(0, 1), (2, 1)], |i| 10 + i as u64).unwrap();
+        assert_eq!(links.len(), 4);
+        let l01 = links.find(0, 1).unwrap();
+        let l10 = links.find(1, 0).unwrap();
+        assert_eq!(links.reverse[l01 as usize], l10);
+        assert!(links.outbound[l01 as usize] && !links.outbound[l10 as usize]);
+        let l21 = links.find(2, 1).unwrap();
+        assert!(links.outbound[l21 as usize]);
+        assert_eq!(links.latency[l21 as usize], 11);
+        assert_eq!(links.find(0, 2), None);
+        assert_eq!(links.of(1).len(), 2);
+    }
+
+    #[test]
+    fn rejects_duplicates_and_self_loops() {
+        assert!(Links::new(2, &[(0, 1), (1, 0)], |_| 0).is_err());
+        assert!(Links::new(2, &[(1, 1)], |_| 0).is_err());
+        assert!(Links::new(2, &[(0, 2)], |_| 0).is_err());
+    }
+}

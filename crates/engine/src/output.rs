@@ -1,0 +1,81 @@
+//! The event tables the engine produces, as columns.
+//!
+//! Column names and types are the contract of DESIGN.md ("Event schema"); the Python
+//! side wraps them into Parquet without copying row by row.
+
+use std::collections::BTreeMap;
+
+use crate::config::Time;
+use crate::rpc::KIND_COUNT;
+
+/// First receipt of a message at a node (not its publisher).
+#[derive(Default)]
+pub struct Deliveries {
+    pub msg: Vec<u32>,
+    pub node: Vec<u32>,
+    pub t_ns: Vec<i64>,
+    pub from_node: Vec<u32>,
+    pub hop: Vec<u16>,
+    /// Copies received after the first.
+    pub duplicates: Vec<u32>,
+}
+
+impl Deliveries {
+    pub fn push(&mut self, msg: u32, node: u32, t: Time, from: u32, hop: u16) -> u32 {
+        let row = self.msg.len() as u32;
+        self.msg.push(msg);
+        self.node.push(node);
+        self.t_ns.push(t as i64);
+        self.from_node.push(from);
+        self.hop.push(hop);
+        self.duplicates.push(0);
+        row
+    }
+
+    pub fn len(&self) -> usize {
+        self.msg.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.msg.is_empty()
+    }
+}
+
+/// Every payload receipt, duplicates included (optional: large).
+#[derive(Default)]
+pub struct Receipts {
+    pub msg: Vec<u32>,
+    pub node: Vec<u32>,
+    pub from_node: Vec<u32>,
+    pub t_ns: Vec<i64>,
+    pub duplicate: Vec<bool>,
+}
+
+/// Per node and kind: items and bytes sent and received.
+#[derive(Clone, Copy, Default, Debug)]
+pub struct KindCounters {
+    pub msgs_sent: u64,
+    pub bytes_sent: u64,
+    pub msgs_recv: u64,
+    pub bytes_recv: u64,
+}
+
+pub type NodeTraffic = [KindCounters; KIND_COUNT];
+
+/// Why something was dropped (the `drops` table).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct DropKey {
+    pub node: u32,
+    pub peer: u32,
+    pub kind: u8,
+    pub reason: &'static str,
+}
+
+#[derive(Default)]
+pub struct Output {
+    pub deliveries: Deliveries,
+    pub receipts: Option<Receipts>,
+    pub traffic: Vec<NodeTraffic>,
+    /// Sorted so the table comes out in the same order every run.
+    pub drops: BTreeMap<DropKey, u64>,
+}

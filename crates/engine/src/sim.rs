@@ -1,0 +1,488 @@
+//! The simulation: nodes, messages, and the loop that moves events.
+//!
+//! This file holds what every router shares: sending and receiving RPCs over the
+//! network model, the seen cache, first-receipt bookkeeping and publishing. The
+//! gossipsub-specific parts (heartbeat, control messages) are in `gossipsub.rs`.
+
+use rustc_hash::FxHashMap;
+use smallvec::SmallVec;
+
+use crate::config::{Config, ProtocolConfig, Router, Time, Version};
+use crate::links::Links;
+use crate::mcache::MessageCache;
+use crate::network::{sample_latency, Network};
+use crate::output::{Output, Receipts};
+use crate::queue::{Event, EventQueue};
+use crate::rng::Rng;
+use crate::rpc::{MsgRef, RpcSlab};
+use crate::wire::WireSizes;
+
+/// The publish schedule, drawn by the caller (the testbed uses the same one).
+#[derive(Clone, Debug, Default)]
+pub struct Schedule {
+    pub t_intended_ns: Vec<Time>,
+    pub publisher: Vec<u32>,
+    pub size: Vec<u32>,
+    pub topic: Vec<u16>,
+    pub batch: Vec<u32>,
+}
+
+impl Schedule {
+    pub fn len(&self) -> usize {
+        self.t_intended_ns.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.t_intended_ns.is_empty()
+    }
+
+    fn check(&self, nodes: u32, topics: u16) -> Result<(), String> {
+        let n = self.len();
+        if [
+            self.publisher.len(),
+            self.size.len(),
+            self.topic.len(),
+            self.batch.len(),
+        ]
+        .iter()
+        .any(|&len| len != n)
+        {
+            return Err("schedule columns have different lengths".into());
+        }
+        if self.t_intended_ns.windows(2).any(|w| w[0] > w[1]) {
+            return Err("schedule is not sorted by time".into());
+        }
+        if let Some(p) = self.publisher.iter().find(|&&p| p >= nodes) {
+            return Err(format!(
+                "schedule names publisher {p} but there are {nodes} nodes"
+            ));
+        }
+        if let Some(t) = self.topic.iter().find(|&&t| t >= topics) {
+            return Err(format!(
+                "schedule names topic {t} but there are {topics} topics"
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// One published message. Payload bytes are never materialised: only their size.
+#[derive(Clone, Debug)]
+pub struct Message {
+    pub publisher: u32,
+    pub topic: u16,
+    pub size: u32,
+    pub batch: u32,
+    pub t_intended: Time,
+    /// None until published.
+    pub t_publish: Option<Time>,
+    /// Payload copies received by all nodes (first receipts and duplicates).
+    pub receipts: u64,
+}
+
+/// A node's entry in its seen cache.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Seen {
+    pub expire: Time,
+    /// Row in the deliveries table, or OWN for the node's own message.
+    pub row: u32,
+    pub hop: u16,
+}
+
+pub(crate) const OWN: u32 = u32::MAX;
+/// go-libp2p-pubsub's timecache sweeps expired entries once a minute.
+const SEEN_SWEEP_INTERVAL: Time = 60_000_000_000;
+
+pub(crate) struct NodeState {
+    pub rng: Rng,
+    /// Bit t set: subscribed to topic t.
+    pub subscribed: u64,
+    pub seen: FxHashMap<u32, Seen>,
+    pub next_seen_sweep: Time,
+    /// Per topic: links in the mesh.
+    pub mesh: Vec<SmallVec<[u32; 16]>>,
+    pub fanout: Vec<SmallVec<[u32; 16]>>,
+    pub fanout_lastpub: Vec<Option<Time>>,
+    /// (topic, link) -> backoff expiry.
+    pub backoff: FxHashMap<(u16, u32), Time>,
+    pub mcache: MessageCache,
+    pub ticks: u64,
+    /// When the node's CPU is next free to validate.
+    pub cpu_free: Time,
+}
+
+impl NodeState {
+    pub fn is_subscribed(&self, topic: u16) -> bool {
+        self.subscribed & (1 << topic) != 0
+    }
+}
+
+pub struct Simulation {
+    pub(crate) proto: ProtocolConfig,
+    pub(crate) links: Links,
+    pub(crate) net: Network,
+    pub(crate) queue: EventQueue,
+    pub(crate) nodes: Vec<NodeState>,
+    /// Topics the far end of each link has announced, as its owner knows them.
+    pub(crate) link_topics: Vec<u64>,
+    /// IHAVE RPCs received on each link this heartbeat (go's `peerhave`).
+    pub(crate) link_peerhave: Vec<u32>,
+    /// Message ids asked for with IWANT on each link this heartbeat (go's `iasked`).
+    pub(crate) link_iasked: Vec<u32>,
+    pub(crate) messages: Vec<Message>,
+    pub(crate) rpcs: RpcSlab,
+    pub(crate) wire: WireSizes,
+    pub(crate) out: Output,
+    cpu_per_message: Vec<Time>,
+    topics: u16,
+    end: Time,
+    next_publish: usize,
+}
+
+impl Simulation {
+    pub fn new(config: &Config, edges: &[(u32, u32)], schedule: &Schedule) -> Result<Self, String> {
+        config.check()?;
+        schedule.check(config.nodes, config.topics)?;
+        let n = config.nodes;
+        let mut latency_rng = Rng::for_stream(config.seed, "network.latency", 0);
+        let links = Links::new(n, edges, |_| {
+            sample_latency(&config.network.latency, &mut latency_rng)
+        })?;
+        let net = Network::new(&config.network, links.len(), config.seed);
+        let proto = config.protocol.clone();
+        let all_topics: u64 = if config.topics == 64 {
+            u64::MAX
+        } else {
+            (1u64 << config.topics) - 1
+        };
+        let nodes = (0..n)
+            .map(|i| NodeState {
+                rng: Rng::for_stream(config.seed, "protocol", u64::from(i)),
+                subscribed: all_topics,
+                seen: FxHashMap::default(),
+                next_seen_sweep: SEEN_SWEEP_INTERVAL,
+                mesh: vec![SmallVec::new(); config.topics as usize],
+                fanout: vec![SmallVec::new(); config.topics as usize],
+                fanout_lastpub: vec![None; config.topics as usize],
+                backoff: FxHashMap::default(),
+                mcache: MessageCache::new(proto.history_length.max(1)),
+                ticks: 0,
+                cpu_free: 0,
+            })
+            .collect();
+        let messages = (0..schedule.len())
+            .map(|i| Message {
+                publisher: schedule.publisher[i],
+                topic: schedule.topic[i],
+                size: schedule.size[i],
+                batch: schedule.batch[i],
+                t_intended: schedule.t_intended_ns[i],
+                t_publish: None,
+                receipts: 0,
+            })
+            .collect();
+        let out = Output {
+            receipts: config.output.receipts.then(Receipts::default),
+            traffic: vec![Default::default(); n as usize],
+            ..Default::default()
+        };
+        let link_count = links.len();
+        let mut sim = Self {
+            wire: WireSizes::new(&proto),
+            proto,
+            links,
+            net,
+            queue: EventQueue::new(n as usize),
+            nodes,
+            link_topics: vec![0; link_count],
+            link_peerhave: vec![0; link_count],
+            link_iasked: vec![0; link_count],
+            messages,
+            rpcs: RpcSlab::default(),
+            out,
+            cpu_per_message: config.network.cpu_per_message_ns.clone(),
+            topics: config.topics,
+            end: config.end_ns,
+            next_publish: 0,
+        };
+        sim.start();
+        Ok(sim)
+    }
+
+    /// Connections open at time 0: every node announces its subscriptions (the hello
+    /// RPC), gossipsub nodes start their heartbeats, and the first publication is queued.
+    fn start(&mut self) {
+        for node in 0..self.nodes.len() as u32 {
+            let topics: SmallVec<[u16; 2]> = (0..self.topics)
+                .filter(|&t| self.nodes[node as usize].is_subscribed(t))
+                .collect();
+            for link in self.links.of(node) {
+                let rpc = self.rpcs.alloc();
+                self.rpcs.get_mut(rpc).subscribe.extend_from_slice(&topics);
+                self.send(node, link, rpc);
+            }
+            if self.proto.router == Router::Gossipsub {
+                // Real nodes do not start in the same nanosecond: each heartbeat timer
+                // gets a random phase within one interval after the initial delay.
+                let phase = self.nodes[node as usize].rng.below(self.proto.heartbeat_ns);
+                let first = self.proto.heartbeat_initial_delay_ns + phase;
+                if first <= self.end {
+                    self.queue.push(first, node, Event::Heartbeat { node });
+                }
+            }
+        }
+        self.queue_next_publish();
+    }
+
+    fn queue_next_publish(&mut self) {
+        if let Some(m) = self.messages.get(self.next_publish) {
+            let source = self.queue.workload_source();
+            self.queue.push(
+                m.t_intended,
+                source,
+                Event::Publish {
+                    msg: self.next_publish as u32,
+                },
+            );
+            self.next_publish += 1;
+        }
+    }
+
+    pub fn now(&self) -> Time {
+        self.queue.now()
+    }
+
+    pub fn end(&self) -> Time {
+        self.end
+    }
+
+    /// Events processed so far.
+    pub fn events(&self) -> u64 {
+        self.queue.popped()
+    }
+
+    pub fn is_finished(&self) -> bool {
+        self.queue.peek_time().is_none_or(|t| t > self.end)
+    }
+
+    pub fn messages(&self) -> &[Message] {
+        &self.messages
+    }
+
+    pub fn output(&self) -> &Output {
+        &self.out
+    }
+
+    /// Peers in `node`'s mesh for `topic`, sorted (for inspection and tests).
+    pub fn mesh_peers(&self, node: u32, topic: u16) -> Vec<u32> {
+        let mut peers: Vec<u32> = self.nodes[node as usize].mesh[topic as usize]
+            .iter()
+            .map(|&l| self.links.peer[l as usize])
+            .collect();
+        peers.sort_unstable();
+        peers
+    }
+
+    /// Process every event up to and including `until` (capped at the run's end).
+    pub fn run_until(&mut self, until: Time) {
+        let until = until.min(self.end);
+        while let Some(t) = self.queue.peek_time() {
+            if t > until {
+                break;
+            }
+            let (_, event) = self.queue.pop().expect("peeked");
+            self.dispatch(event);
+        }
+    }
+
+    pub fn run(&mut self) {
+        self.run_until(self.end);
+    }
+
+    fn dispatch(&mut self, event: Event) {
+        match event {
+            Event::Arrive { link, rpc } => {
+                let receiver = self.links.peer[link as usize];
+                let bytes = self.rpcs.get(rpc).total_bytes();
+                let done = self.net.read(self.now(), receiver, bytes);
+                self.queue
+                    .push(done, receiver, Event::Receive { link, rpc });
+            }
+            Event::Receive { link, rpc } => self.receive(link, rpc),
+            Event::Validated { node, msg, link } => self.forward(node, msg, Some(link)),
+            Event::Heartbeat { node } => {
+                self.heartbeat(node);
+                let next = self.now() + self.proto.heartbeat_ns;
+                if next <= self.end {
+                    self.queue.push(next, node, Event::Heartbeat { node });
+                }
+            }
+            Event::Publish { msg } => {
+                self.publish(msg);
+                self.queue_next_publish();
+            }
+        }
+    }
+
+    /// Put RPC `rpc` on `link` now: size it, count it, and schedule its arrival.
+    pub(crate) fn send(&mut self, sender: u32, link: u32, rpc: u32) {
+        let messages = &self.messages;
+        let r = self.rpcs.get_mut(rpc);
+        r.measure(&self.wire, |m| u64::from(messages[m as usize].size));
+        let counters = &mut self.out.traffic[sender as usize];
+        for (k, c) in counters.iter_mut().enumerate() {
+            c.msgs_sent += r.items[k];
+            c.bytes_sent += r.bytes[k];
+        }
+        let bytes = r.total_bytes();
+        let latency = self.links.latency[link as usize];
+        let arrival = self.net.transmit(self.now(), sender, link, latency, bytes);
+        let receiver = self.links.peer[link as usize];
+        let event = if self.net.has_downlink_limit(receiver) {
+            Event::Arrive { link, rpc }
+        } else {
+            Event::Receive { link, rpc }
+        };
+        self.queue.push(arrival, sender, event);
+    }
+
+    /// Send one message on `link` in an RPC of its own.
+    pub(crate) fn send_message(&mut self, sender: u32, link: u32, msg: u32, hop: u16) {
+        let rpc = self.rpcs.alloc();
+        self.rpcs.get_mut(rpc).msgs.push(MsgRef { msg, hop });
+        self.send(sender, link, rpc);
+    }
+
+    fn receive(&mut self, link: u32, rpc_id: u32) {
+        let rpc = self.rpcs.take(rpc_id);
+        let receiver = self.links.peer[link as usize];
+        let sender = self.links.owner[link as usize];
+        let back = self.links.reverse[link as usize];
+        let counters = &mut self.out.traffic[receiver as usize];
+        for (k, c) in counters.iter_mut().enumerate() {
+            c.msgs_recv += rpc.items[k];
+            c.bytes_recv += rpc.bytes[k];
+        }
+        for &topic in &rpc.subscribe {
+            self.link_topics[back as usize] |= 1 << topic;
+        }
+        for m in &rpc.msgs {
+            self.receive_payload(receiver, back, sender, *m);
+        }
+        if self.proto.router == Router::Gossipsub && !rpc.control.is_empty() {
+            self.handle_control(receiver, back, &rpc.control);
+        }
+        self.rpcs.release(rpc_id, rpc);
+    }
+
+    fn receive_payload(&mut self, node: u32, back: u32, sender: u32, m: MsgRef) {
+        let now = self.now();
+        self.messages[m.msg as usize].receipts += 1;
+        self.sweep_seen(node);
+        let state = &mut self.nodes[node as usize];
+        let duplicate = if let Some(seen) = state.seen.get(&m.msg) {
+            if seen.row != OWN {
+                self.out.deliveries.duplicates[seen.row as usize] += 1;
+            }
+            true
+        } else {
+            let hop = m.hop.saturating_add(1);
+            let row = self.out.deliveries.push(m.msg, node, now, sender, hop);
+            let expire = now + self.proto.seen_ttl_ns;
+            state.seen.insert(m.msg, Seen { expire, row, hop });
+            false
+        };
+        if let Some(r) = &mut self.out.receipts {
+            r.msg.push(m.msg);
+            r.node.push(node);
+            r.from_node.push(sender);
+            r.t_ns.push(now as i64);
+            r.duplicate.push(duplicate);
+        }
+        if duplicate {
+            return;
+        }
+        // Validation takes CPU time; the node's CPU works through messages in order.
+        let cpu = self.cpu_per_message[node as usize];
+        if cpu == 0 {
+            self.forward(node, m.msg, Some(back));
+        } else {
+            let state = &mut self.nodes[node as usize];
+            let done = now.max(state.cpu_free) + cpu;
+            state.cpu_free = done;
+            self.queue.push(
+                done,
+                node,
+                Event::Validated {
+                    node,
+                    msg: m.msg,
+                    link: back,
+                },
+            );
+        }
+    }
+
+    /// Drop expired seen entries, at most once a minute, as go's timecache does (so
+    /// the effective TTL is between seen_ttl and seen_ttl + 1 min).
+    fn sweep_seen(&mut self, node: u32) {
+        let now = self.now();
+        let state = &mut self.nodes[node as usize];
+        if now >= state.next_seen_sweep {
+            state.seen.retain(|_, s| s.expire > now);
+            state.next_seen_sweep = now + SEEN_SWEEP_INTERVAL;
+        }
+    }
+
+    /// The workload publishes `msg` at its publisher.
+    fn publish(&mut self, msg: u32) {
+        let now = self.now();
+        let m = &mut self.messages[msg as usize];
+        m.t_publish = Some(now);
+        let publisher = m.publisher;
+        self.sweep_seen(publisher);
+        let expire = now + self.proto.seen_ttl_ns;
+        self.nodes[publisher as usize].seen.insert(
+            msg,
+            Seen {
+                expire,
+                row: OWN,
+                hop: 0,
+            },
+        );
+        self.forward(publisher, msg, None);
+    }
+
+    /// Relay (or, with `from` = None, publish) a validated message.
+    pub(crate) fn forward(&mut self, node: u32, msg: u32, from: Option<u32>) {
+        let (topic, publisher) = {
+            let m = &self.messages[msg as usize];
+            (m.topic, m.publisher)
+        };
+        let hop = self.nodes[node as usize]
+            .seen
+            .get(&msg)
+            .map_or(0, |s| s.hop);
+        let recipients: SmallVec<[u32; 32]> = match self.proto.router {
+            Router::Floodsub => self.topic_links(node, topic).collect(),
+            Router::Gossipsub => self.gossipsub_recipients(node, msg, topic, from.is_none()),
+        };
+        for link in recipients {
+            // Never back to the peer it came from, nor to its author.
+            if Some(link) == from || self.links.peer[link as usize] == publisher {
+                continue;
+            }
+            self.send_message(node, link, msg, hop);
+        }
+    }
+
+    /// Links of `node` whose peer has announced `topic`.
+    pub(crate) fn topic_links(&self, node: u32, topic: u16) -> impl Iterator<Item = u32> + '_ {
+        self.links
+            .of(node)
+            .filter(move |&l| self.link_topics[l as usize] & (1 << topic) != 0)
+    }
+
+    pub(crate) fn version_at_least(&self, v: Version) -> bool {
+        self.proto.version >= v
+    }
+}

@@ -1,0 +1,191 @@
+//! Sizes of RPCs as go-libp2p-pubsub puts them on the wire.
+//!
+//! Every RPC is a length-delimited protobuf (`uvarint length || RPC`) on the peer's
+//! stream (`pb/rpc.proto`). We never build the bytes; we only count them, field by
+//! field, so bandwidth and traffic figures follow the real encoding. Hand-checked
+//! totals are in `protocol-notes.md` §5 and pinned by the tests below.
+
+use crate::config::{MessageIdKind, ProtocolConfig, Signing};
+
+/// Bytes of a protobuf varint holding `v`.
+pub fn varint_len(v: u64) -> u64 {
+    let bits = 64 - (v | 1).leading_zeros() as u64;
+    bits.div_ceil(7)
+}
+
+/// A length-delimited field: tag (1 byte for field numbers < 16) + length + body.
+pub fn field_len(body: u64) -> u64 {
+    1 + varint_len(body) + body
+}
+
+/// The constant sizes one scenario needs, computed once.
+#[derive(Clone, Debug)]
+pub struct WireSizes {
+    /// Bytes of one message id inside IHAVE/IWANT/IDONTWANT (tag + length + id).
+    pub id_field: u64,
+    topic_field: u64,
+    /// `Message` bytes other than `data`: from, seqno, topic, signature (key inlined).
+    message_overhead: u64,
+}
+
+/// Bytes of an Ed25519 peer id, the go-libp2p default identity.
+const PEER_ID_LEN: u64 = 38;
+const SEQNO_LEN: u64 = 8;
+const ED25519_SIGNATURE_LEN: u64 = 64;
+
+impl WireSizes {
+    pub fn new(protocol: &ProtocolConfig) -> Self {
+        let id_len = match protocol.message_id {
+            MessageIdKind::Go => PEER_ID_LEN + SEQNO_LEN,
+            MessageIdKind::Ethereum => 20,
+        };
+        let topic_field = field_len(protocol.topic_name_len as u64);
+        let message_overhead = match protocol.signing {
+            // from, seqno and signature; `key` is omitted because an Ed25519 key is
+            // inlined in the peer id.
+            Signing::StrictSign => {
+                field_len(PEER_ID_LEN)
+                    + field_len(SEQNO_LEN)
+                    + field_len(ED25519_SIGNATURE_LEN)
+                    + topic_field
+            }
+            Signing::StrictNoSign => topic_field,
+        };
+        Self {
+            id_field: field_len(id_len),
+            topic_field,
+            message_overhead,
+        }
+    }
+
+    /// Bytes of the `publish` field carrying one message with `data_len` payload bytes.
+    pub fn publish_field(&self, data_len: u64) -> u64 {
+        field_len(self.message_overhead + field_len(data_len))
+    }
+
+    /// Bytes of one `ControlIHave` entry (inside the control message).
+    pub fn ihave_entry(&self, ids: u64) -> u64 {
+        field_len(self.topic_field + ids * self.id_field)
+    }
+
+    /// Bytes of the `ControlIWant` entry (IDONTWANT has the same shape).
+    pub fn id_list_entry(&self, ids: u64) -> u64 {
+        field_len(ids * self.id_field)
+    }
+
+    /// Bytes of one `ControlGraft` entry.
+    pub fn graft_entry(&self) -> u64 {
+        field_len(self.topic_field)
+    }
+
+    /// Bytes of one `ControlPrune` entry; `backoff_s` is omitted when zero (v1.0 peers).
+    pub fn prune_entry(&self, backoff_s: u64) -> u64 {
+        let backoff = if backoff_s > 0 {
+            1 + varint_len(backoff_s)
+        } else {
+            0
+        };
+        field_len(self.topic_field + backoff)
+    }
+
+    /// Bytes of one `SubOpts` entry (subscribe flag + topic).
+    pub fn subscription_entry(&self) -> u64 {
+        field_len(2 + self.topic_field)
+    }
+
+    /// The `control` field wrapping `body` bytes of control entries.
+    pub fn control_field(body: u64) -> u64 {
+        field_len(body)
+    }
+
+    /// The uvarint length prefix framing an RPC of `body` bytes.
+    pub fn frame(body: u64) -> u64 {
+        varint_len(body) + body
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{Router, Version};
+
+    fn protocol(signing: Signing, message_id: MessageIdKind) -> ProtocolConfig {
+        ProtocolConfig {
+            router: Router::Gossipsub,
+            version: Version::V1_1,
+            D: 6,
+            D_lo: 5,
+            D_hi: 12,
+            D_lazy: 6,
+            D_score: 4,
+            D_out: 2,
+            heartbeat_ns: 1_000_000_000,
+            heartbeat_initial_delay_ns: 100_000_000,
+            history_length: 5,
+            history_gossip: 3,
+            gossip_factor: 0.25,
+            fanout_ttl_ns: 60_000_000_000,
+            seen_ttl_ns: 120_000_000_000,
+            flood_publish: false,
+            prune_backoff_ns: 60_000_000_000,
+            unsubscribe_backoff_ns: 10_000_000_000,
+            backoff_clear_ticks: 15,
+            backoff_slack_ticks: 2,
+            max_ihave_length: 5000,
+            max_ihave_messages: 10,
+            gossip_retransmission: 3,
+            iwant_followup_ns: 3_000_000_000,
+            signing,
+            message_id,
+            topic_name_len: 20,
+        }
+    }
+
+    #[test]
+    fn varints() {
+        assert_eq!(varint_len(0), 1);
+        assert_eq!(varint_len(127), 1);
+        assert_eq!(varint_len(128), 2);
+        assert_eq!(varint_len(16_383), 2);
+        assert_eq!(varint_len(16_384), 3);
+        assert_eq!(varint_len(2 * 1024 * 1024 - 1), 3);
+    }
+
+    // Totals worked out by hand from rpc.proto in protocol-notes.md §5.
+    #[test]
+    fn signed_1024_byte_message_is_1170_bytes_framed() {
+        let w = WireSizes::new(&protocol(Signing::StrictSign, MessageIdKind::Go));
+        assert_eq!(WireSizes::frame(w.publish_field(1024)), 1170);
+    }
+
+    #[test]
+    fn one_id_ihave_and_iwant_with_go_ids() {
+        let w = WireSizes::new(&protocol(Signing::StrictSign, MessageIdKind::Go));
+        let ihave = WireSizes::frame(WireSizes::control_field(w.ihave_entry(1)));
+        let iwant = WireSizes::frame(WireSizes::control_field(w.id_list_entry(1)));
+        assert_eq!((ihave, iwant), (75, 53));
+        let full = WireSizes::frame(WireSizes::control_field(w.ihave_entry(5000)));
+        assert_eq!(full, 240_033);
+    }
+
+    #[test]
+    fn one_id_ihave_and_iwant_with_ethereum_ids() {
+        let w = WireSizes::new(&protocol(Signing::StrictNoSign, MessageIdKind::Ethereum));
+        let ihave = WireSizes::frame(WireSizes::control_field(w.ihave_entry(1)));
+        let iwant = WireSizes::frame(WireSizes::control_field(w.id_list_entry(1)));
+        assert_eq!((ihave, iwant), (49, 27));
+    }
+
+    #[test]
+    fn graft_and_prune() {
+        let w = WireSizes::new(&protocol(Signing::StrictSign, MessageIdKind::Go));
+        assert_eq!(
+            WireSizes::frame(WireSizes::control_field(w.graft_entry())),
+            27
+        );
+        assert_eq!(
+            WireSizes::frame(WireSizes::control_field(w.prune_entry(60))),
+            29
+        );
+    }
+}

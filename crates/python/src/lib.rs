@@ -1,0 +1,241 @@
+//! Python bindings of the gossiplab engine (`gossiplab._engine`).
+//!
+//! Deliberately thin: arrays cross the boundary as little-endian byte strings, which
+//! the Python side wraps with numpy without copying element by element. The engine
+//! crate itself has no pyo3 dependency and is tested on its own.
+
+use gossiplab_engine::output::Output;
+use gossiplab_engine::rpc::KIND_NAMES;
+use gossiplab_engine::{Config, Schedule, Simulation};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict};
+
+fn read_le<const N: usize, T>(
+    name: &str,
+    bytes: &[u8],
+    from: fn([u8; N]) -> T,
+) -> PyResult<Vec<T>> {
+    if !bytes.len().is_multiple_of(N) {
+        return Err(PyValueError::new_err(format!(
+            "{name}: {} bytes is not a multiple of {N}",
+            bytes.len()
+        )));
+    }
+    Ok(bytes
+        .chunks_exact(N)
+        .map(|c| from(c.try_into().expect("chunk of N bytes")))
+        .collect())
+}
+
+fn to_le<const N: usize, T: Copy>(values: &[T], to: fn(T) -> [u8; N]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(values.len() * N);
+    for &v in values {
+        out.extend_from_slice(&to(v));
+    }
+    out
+}
+
+/// A simulation in progress.
+#[pyclass(module = "gossiplab._engine")]
+struct Engine {
+    sim: Simulation,
+}
+
+#[pymethods]
+impl Engine {
+    /// `edges`: (dialer, listener) u32 pairs; schedule columns as little-endian arrays
+    /// (t_intended u64, publisher u32, size u32, topic u16, batch u32).
+    #[new]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        config_json: &str,
+        edges: &[u8],
+        t_intended: &[u8],
+        publisher: &[u8],
+        size: &[u8],
+        topic: &[u8],
+        batch: &[u8],
+    ) -> PyResult<Self> {
+        let config = Config::from_json(config_json).map_err(PyValueError::new_err)?;
+        let flat = read_le("edges", edges, u32::from_le_bytes)?;
+        if !flat.len().is_multiple_of(2) {
+            return Err(PyValueError::new_err("edges: odd number of endpoints"));
+        }
+        let pairs: Vec<(u32, u32)> = flat.chunks_exact(2).map(|c| (c[0], c[1])).collect();
+        let schedule = Schedule {
+            t_intended_ns: read_le("t_intended", t_intended, u64::from_le_bytes)?,
+            publisher: read_le("publisher", publisher, u32::from_le_bytes)?,
+            size: read_le("size", size, u32::from_le_bytes)?,
+            topic: read_le("topic", topic, u16::from_le_bytes)?,
+            batch: read_le("batch", batch, u32::from_le_bytes)?,
+        };
+        let sim = Simulation::new(&config, &pairs, &schedule).map_err(PyValueError::new_err)?;
+        Ok(Self { sim })
+    }
+
+    /// Run up to simulated time `t_ns` without holding the GIL; True once finished.
+    fn run_until(&mut self, py: Python<'_>, t_ns: u64) -> bool {
+        let sim = &mut self.sim;
+        py.detach(|| {
+            sim.run_until(t_ns);
+            sim.is_finished()
+        })
+    }
+
+    #[getter]
+    fn now(&self) -> u64 {
+        self.sim.now()
+    }
+
+    #[getter]
+    fn end(&self) -> u64 {
+        self.sim.end()
+    }
+
+    #[getter]
+    fn events(&self) -> u64 {
+        self.sim.events()
+    }
+
+    /// Peers in `node`'s mesh for `topic`.
+    fn mesh(&self, node: u32, topic: u16) -> Vec<u32> {
+        self.sim.mesh_peers(node, topic)
+    }
+
+    /// The event tables as {table: {column: little-endian bytes}} plus code names.
+    fn tables<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let out = self.sim.output();
+        let tables = PyDict::new(py);
+        tables.set_item("publishes", publishes(py, &self.sim)?)?;
+        tables.set_item("deliveries", deliveries(py, out)?)?;
+        if let Some(r) = &out.receipts {
+            let d = PyDict::new(py);
+            d.set_item("msg", PyBytes::new(py, &to_le(&r.msg, u32::to_le_bytes)))?;
+            d.set_item("node", PyBytes::new(py, &to_le(&r.node, u32::to_le_bytes)))?;
+            d.set_item(
+                "from_node",
+                PyBytes::new(py, &to_le(&r.from_node, u32::to_le_bytes)),
+            )?;
+            d.set_item("t_ns", PyBytes::new(py, &to_le(&r.t_ns, i64::to_le_bytes)))?;
+            let dup: Vec<u8> = r.duplicate.iter().map(|&b| u8::from(b)).collect();
+            d.set_item("duplicate", PyBytes::new(py, &dup))?;
+            tables.set_item("receipts", d)?;
+        }
+        tables.set_item("traffic", traffic(py, out)?)?;
+        tables.set_item("drops", drops(py, out)?)?;
+        tables.set_item("kind_names", KIND_NAMES.to_vec())?;
+        Ok(tables)
+    }
+}
+
+fn publishes<'py>(py: Python<'py>, sim: &Simulation) -> PyResult<Bound<'py, PyDict>> {
+    let m = sim.messages();
+    let d = PyDict::new(py);
+    let msg: Vec<u32> = (0..m.len() as u32).collect();
+    let col = |f: fn(&gossiplab_engine::Message) -> u64| -> Vec<u64> { m.iter().map(f).collect() };
+    d.set_item("msg", PyBytes::new(py, &to_le(&msg, u32::to_le_bytes)))?;
+    let publisher: Vec<u32> = m.iter().map(|x| x.publisher).collect();
+    d.set_item(
+        "publisher",
+        PyBytes::new(py, &to_le(&publisher, u32::to_le_bytes)),
+    )?;
+    let intended: Vec<i64> = m.iter().map(|x| x.t_intended as i64).collect();
+    d.set_item(
+        "t_intended_ns",
+        PyBytes::new(py, &to_le(&intended, i64::to_le_bytes)),
+    )?;
+    // A message the run ended before publishing has t_publish -1.
+    let published: Vec<i64> = m
+        .iter()
+        .map(|x| x.t_publish.map_or(-1, |t| t as i64))
+        .collect();
+    d.set_item(
+        "t_publish_ns",
+        PyBytes::new(py, &to_le(&published, i64::to_le_bytes)),
+    )?;
+    let size: Vec<u32> = m.iter().map(|x| x.size).collect();
+    d.set_item("size", PyBytes::new(py, &to_le(&size, u32::to_le_bytes)))?;
+    let topic: Vec<u16> = m.iter().map(|x| x.topic).collect();
+    d.set_item("topic", PyBytes::new(py, &to_le(&topic, u16::to_le_bytes)))?;
+    let batch: Vec<u32> = m.iter().map(|x| x.batch).collect();
+    d.set_item("batch", PyBytes::new(py, &to_le(&batch, u32::to_le_bytes)))?;
+    d.set_item(
+        "receipts",
+        PyBytes::new(py, &to_le(&col(|x| x.receipts), u64::to_le_bytes)),
+    )?;
+    Ok(d)
+}
+
+fn deliveries<'py>(py: Python<'py>, out: &Output) -> PyResult<Bound<'py, PyDict>> {
+    let r = &out.deliveries;
+    let d = PyDict::new(py);
+    d.set_item("msg", PyBytes::new(py, &to_le(&r.msg, u32::to_le_bytes)))?;
+    d.set_item("node", PyBytes::new(py, &to_le(&r.node, u32::to_le_bytes)))?;
+    d.set_item("t_ns", PyBytes::new(py, &to_le(&r.t_ns, i64::to_le_bytes)))?;
+    d.set_item(
+        "from_node",
+        PyBytes::new(py, &to_le(&r.from_node, u32::to_le_bytes)),
+    )?;
+    d.set_item("hop", PyBytes::new(py, &to_le(&r.hop, u16::to_le_bytes)))?;
+    d.set_item(
+        "duplicates",
+        PyBytes::new(py, &to_le(&r.duplicates, u32::to_le_bytes)),
+    )?;
+    Ok(d)
+}
+
+fn traffic<'py>(py: Python<'py>, out: &Output) -> PyResult<Bound<'py, PyDict>> {
+    let (mut node, mut kind) = (Vec::new(), Vec::new());
+    let (mut ms, mut bs, mut mr, mut br) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for (n, counters) in out.traffic.iter().enumerate() {
+        for (k, c) in counters.iter().enumerate() {
+            node.push(n as u32);
+            kind.push(k as u8);
+            ms.push(c.msgs_sent);
+            bs.push(c.bytes_sent);
+            mr.push(c.msgs_recv);
+            br.push(c.bytes_recv);
+        }
+    }
+    let d = PyDict::new(py);
+    d.set_item("node", PyBytes::new(py, &to_le(&node, u32::to_le_bytes)))?;
+    d.set_item("kind", PyBytes::new(py, &kind))?;
+    d.set_item("msgs_sent", PyBytes::new(py, &to_le(&ms, u64::to_le_bytes)))?;
+    d.set_item(
+        "bytes_sent",
+        PyBytes::new(py, &to_le(&bs, u64::to_le_bytes)),
+    )?;
+    d.set_item("msgs_recv", PyBytes::new(py, &to_le(&mr, u64::to_le_bytes)))?;
+    d.set_item(
+        "bytes_recv",
+        PyBytes::new(py, &to_le(&br, u64::to_le_bytes)),
+    )?;
+    Ok(d)
+}
+
+fn drops<'py>(py: Python<'py>, out: &Output) -> PyResult<Bound<'py, PyDict>> {
+    let (mut node, mut peer, mut kind, mut reason, mut count) =
+        (vec![], vec![], vec![], vec![], vec![]);
+    for (key, &c) in &out.drops {
+        node.push(key.node);
+        peer.push(key.peer);
+        kind.push(key.kind);
+        reason.push(key.reason);
+        count.push(c);
+    }
+    let d = PyDict::new(py);
+    d.set_item("node", PyBytes::new(py, &to_le(&node, u32::to_le_bytes)))?;
+    d.set_item("peer", PyBytes::new(py, &to_le(&peer, u32::to_le_bytes)))?;
+    d.set_item("kind", PyBytes::new(py, &kind))?;
+    d.set_item("reason", reason)?;
+    d.set_item("count", PyBytes::new(py, &to_le(&count, u64::to_le_bytes)))?;
+    Ok(d)
+}
+
+#[pymodule]
+fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Engine>()?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

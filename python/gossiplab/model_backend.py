@@ -1,0 +1,252 @@
+"""The model backend: a resolved scenario in, event tables out, through the Rust engine.
+
+This module translates the scenario into the engine's own configuration (times in ns,
+bandwidths in bit/s, one value per node), refuses what the engine does not model yet
+(with the field and the reason, never a silent no-op), drives the engine in slices of
+simulated time so a progress bar can follow, and wraps the engine's columns into the
+event tables of DESIGN.md.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from gossiplab import _engine
+from gossiplab.errors import Problem, ScenarioError
+from gossiplab.rng import SplitMix64, stream_seed
+from gossiplab.scenario import Scenario
+from gossiplab.tables import POLARS_SCHEMAS, RunTables
+from gossiplab.topology import Topology
+from gossiplab.workload import Schedule
+
+# Topic strings on the wire are this long (the size protocol-notes.md §5 assumes).
+TOPIC_NAME_LENGTH = 20
+# The engine keeps topic subscriptions in a 64-bit mask.
+MAX_TOPICS = 64
+# Slices of simulated time per run, for the progress bar.
+PROGRESS_STEPS = 200
+
+ProgressCallback = Callable[[int, int, int], None]
+"""Called with (simulated ns so far, simulated ns in total, events so far)."""
+
+
+@dataclass(frozen=True)
+class ModelRun:
+    tables: RunTables
+    events: int
+    engine_version: str
+
+
+def unsupported_features(s: Scenario) -> list[Problem]:
+    """What the scenario asks for that the model does not simulate yet."""
+    problems: list[Problem] = []
+    later = "not modelled yet"
+    if s.network.loss > 0:
+        problems.append(Problem("network.loss", later, "set network.loss = 0 for now"))
+    if s.protocol.version in ("1.2", "2.0"):
+        feature = "IDONTWANT" if s.protocol.version == "1.2" else "IANNOUNCE/INEED"
+        problems.append(
+            Problem(
+                "protocol.version",
+                f"{s.protocol.version} ({feature}) is {later}",
+                'use version = "1.0" or "1.1"',
+            )
+        )
+    if s.protocol.score.enabled:
+        problems.append(
+            Problem("protocol.score.enabled", f"peer scoring is {later}", "set it to false")
+        )
+    if s.faults:
+        problems.append(Problem("faults", f"faults are {later}", "remove the [[faults]] entries"))
+    if s.output.mode != "full":
+        problems.append(Problem("output.mode", f"'{s.output.mode}' is {later}", 'use "full"'))
+    if s.workload.topics > MAX_TOPICS:
+        problems.append(
+            Problem("workload.topics", f"at most {MAX_TOPICS}, got {s.workload.topics}")
+        )
+    return problems
+
+
+def check_supported(s: Scenario) -> None:
+    problems = unsupported_features(s)
+    if problems:
+        raise ScenarioError(problems)
+
+
+def _latency_model(s: Scenario) -> dict[str, Any]:
+    latency = s.network.latency
+    if isinstance(latency, int):
+        return {"kind": "constant", "ns": latency}
+    kind = latency.distribution
+    if kind == "uniform":
+        return {"kind": "uniform", "min_ns": latency.min, "max_ns": latency.max}
+    if kind == "normal":
+        return {"kind": "normal", "mean_ns": latency.mean, "std_ns": latency.std}
+    return {"kind": "lognormal", "median_ns": latency.median, "sigma": latency.sigma}
+
+
+def node_resources(s: Scenario, nodes: int) -> dict[str, list[int]]:
+    """Per-node upload, download and CPU cost, from the node classes if any.
+
+    Classes are dealt out by share over a shuffled node order (stream "network.classes"),
+    so which nodes are fast does not depend on their position in the topology.
+    """
+    net = s.network
+    upload = [net.upload] * nodes
+    download = [net.download] * nodes
+    cpu = [net.cpu_per_message] * nodes
+    if net.classes:
+        order = list(range(nodes))
+        SplitMix64(stream_seed(s.seed, "network.classes")).shuffle(order)
+        start = 0
+        for i, cls in enumerate(net.classes):
+            last = i == len(net.classes) - 1
+            end = nodes if last else min(nodes, start + round(cls.share * nodes))
+            for node in order[start:end]:
+                upload[node] = cls.upload
+                download[node] = cls.download
+                if cls.cpu_per_message is not None:
+                    cpu[node] = cls.cpu_per_message
+            start = end
+    return {"upload_bps": upload, "download_bps": download, "cpu_per_message_ns": cpu}
+
+
+def engine_config(s: Scenario, nodes: int, end_ns: int) -> dict[str, Any]:
+    """The engine's configuration for scenario `s` (see crates/engine/src/config.rs)."""
+    p = s.protocol
+    return {
+        "seed": s.seed,
+        "nodes": nodes,
+        "end_ns": end_ns,
+        "topics": s.workload.topics,
+        "network": {
+            "latency": _latency_model(s),
+            "jitter_ns": s.network.jitter,
+            **node_resources(s, nodes),
+        },
+        "protocol": {
+            "router": p.name,
+            "version": p.version,
+            "D": p.D,
+            "D_lo": p.D_lo,
+            "D_hi": p.D_hi,
+            "D_lazy": p.D_lazy,
+            "D_score": p.D_score,
+            "D_out": p.D_out,
+            "heartbeat_ns": p.heartbeat,
+            "heartbeat_initial_delay_ns": p.heartbeat_initial_delay,
+            "history_length": p.history_length,
+            "history_gossip": p.history_gossip,
+            "gossip_factor": p.gossip_factor,
+            "fanout_ttl_ns": p.fanout_ttl,
+            "seen_ttl_ns": p.seen_ttl,
+            "flood_publish": p.flood_publish,
+            "prune_backoff_ns": p.prune_backoff,
+            "unsubscribe_backoff_ns": p.unsubscribe_backoff,
+            "backoff_clear_ticks": p.backoff_clear_ticks,
+            "backoff_slack_ticks": p.backoff_slack_ticks,
+            "max_ihave_length": p.max_ihave_length,
+            "max_ihave_messages": p.max_ihave_messages,
+            "gossip_retransmission": p.gossip_retransmission,
+            "iwant_followup_ns": p.iwant_followup_time,
+            "signing": p.signing,
+            "message_id": p.message_id,
+            "topic_name_len": TOPIC_NAME_LENGTH,
+        },
+        "output": {"receipts": s.output.receipts},
+    }
+
+
+def _le(array: np.ndarray, dtype: str) -> bytes:
+    return np.ascontiguousarray(array, dtype=np.dtype(dtype).newbyteorder("<")).tobytes()
+
+
+def start_engine(s: Scenario, topology: Topology, schedule: Schedule, end_ns: int) -> Any:
+    """A ready-to-run engine (`gossiplab._engine.Engine`)."""
+    check_supported(s)
+    config = engine_config(s, topology.nodes, end_ns)
+    try:
+        return _engine.Engine(
+            json.dumps(config),
+            _le(topology.edges.reshape(-1), "u4"),
+            _le(schedule.t_intended_ns, "u8"),
+            _le(schedule.publisher, "u4"),
+            _le(schedule.size, "u4"),
+            _le(schedule.topic, "u2"),
+            _le(schedule.batch, "u4"),
+        )
+    except ValueError as err:  # the engine's own invariants; Python checks come first
+        raise ScenarioError([Problem("", f"the engine refused the scenario: {err}")]) from err
+
+
+def run_model(
+    s: Scenario,
+    topology: Topology,
+    schedule: Schedule,
+    end_ns: int,
+    progress: ProgressCallback | None = None,
+) -> ModelRun:
+    engine = start_engine(s, topology, schedule, end_ns)
+    step = max(1, end_ns // PROGRESS_STEPS)
+    t = 0
+    while True:
+        t = min(end_ns, t + step)
+        finished = engine.run_until(t)
+        if progress is not None:
+            progress(t if not finished else end_ns, end_ns, engine.events)
+        if finished or t >= end_ns:
+            break
+    return ModelRun(tables_from_engine(engine.tables()), engine.events, _engine.__version__)
+
+
+def _frame(name: str, columns: dict[str, Any], decoders: dict[str, Any]) -> pl.DataFrame:
+    schema = POLARS_SCHEMAS[name]
+    data = {col: (decoders.get(col) or _numeric(schema[col]))(columns[col]) for col in schema}
+    return pl.DataFrame(data, schema=schema)
+
+
+def _numeric(dtype: pl.DataType) -> Callable[[bytes], np.ndarray]:
+    numpy_dtype = np.dtype(_NUMPY[dtype]).newbyteorder("<")
+    return lambda raw: np.frombuffer(raw, dtype=numpy_dtype)
+
+
+_NUMPY: dict[pl.DataType, str] = {
+    pl.UInt8(): "u1",
+    pl.UInt16(): "u2",
+    pl.UInt32(): "u4",
+    pl.UInt64(): "u8",
+    pl.Int64(): "i8",
+}
+
+
+def tables_from_engine(raw: dict[str, Any]) -> RunTables:
+    """Wrap the engine's little-endian columns as the event tables."""
+    kind_names = pl.Series("kind", raw["kind_names"], dtype=pl.String)
+
+    def kinds(codes: bytes) -> pl.Series:
+        return kind_names.gather(np.frombuffer(codes, dtype="u1").astype("u4"))
+
+    receipts = None
+    if "receipts" in raw:
+        receipts = _frame(
+            "receipts",
+            raw["receipts"],
+            {"duplicate": lambda b: np.frombuffer(b, dtype="u1").astype(bool)},
+        )
+    return RunTables(
+        publishes=_frame("publishes", raw["publishes"], {}),
+        deliveries=_frame("deliveries", raw["deliveries"], {}),
+        traffic=_frame("traffic", raw["traffic"], {"kind": kinds}),
+        drops=_frame(
+            "drops",
+            raw["drops"],
+            {"kind": kinds, "reason": lambda names: pl.Series(names, dtype=pl.String)},
+        ),
+        receipts=receipts,
+    )

@@ -1,0 +1,102 @@
+"""Run one scenario end to end: build, simulate, analyse, write the results folder.
+
+`run()` is the API for notebooks and scripts; the CLI's `run` command is a thin layer
+over it that adds a progress bar.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import platform
+import time
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from gossiplab import __version__
+from gossiplab.errors import Problem, ScenarioError
+from gossiplab.model_backend import ModelRun, ProgressCallback, run_model
+from gossiplab.results import write_results
+from gossiplab.scenario import Scenario, load_scenario, scenario_hash, scenario_to_toml
+from gossiplab.topology import Topology, build_topology
+from gossiplab.workload import Schedule, build_schedule, end_time_ns
+
+RESULTS_ROOT = Path("results")
+
+
+@dataclass(frozen=True)
+class RunResult:
+    out_dir: Path
+    summary: dict[str, Any]
+
+    @property
+    def report(self) -> Path:
+        return self.out_dir / "report.html"
+
+
+def default_out_dir(s: Scenario, now: dt.datetime | None = None) -> Path:
+    """results/<name>-<UTC time>, so that no run ever overwrites another by default."""
+    stamp = (now or dt.datetime.now(dt.UTC)).strftime("%Y%m%d-%H%M%S")
+    return RESULTS_ROOT / f"{s.name}-{stamp}"
+
+
+def _versions(engine_version: str) -> dict[str, str]:
+    versions = {"gossiplab": __version__, "engine": engine_version}
+    versions["python"] = platform.python_version()
+    for package in ("polars", "pyarrow", "numpy", "networkx"):
+        versions[package] = metadata.version(package)
+    return versions
+
+
+def _run_backend(
+    s: Scenario,
+    topology: Topology,
+    schedule: Schedule,
+    end_ns: int,
+    progress: ProgressCallback | None,
+) -> ModelRun:
+    """Produce the event tables with the scenario's backend."""
+    if s.backend == "model":
+        return run_model(s, topology, schedule, end_ns, progress)
+    raise ScenarioError(
+        [Problem("backend", f"'{s.backend}' is not available yet", 'use backend = "model"')]
+    )
+
+
+def run(
+    scenario: str | Path | Scenario,
+    out_dir: str | Path | None = None,
+    *,
+    force: bool = False,
+    progress: ProgressCallback | None = None,
+) -> RunResult:
+    """Run `scenario` (a file or a loaded Scenario) and write its results folder."""
+    s = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
+    topology = build_topology(s)
+    schedule = build_schedule(s, topology.nodes)
+    end_ns = end_time_ns(s, schedule)
+    started = time.perf_counter()
+    model = _run_backend(s, topology, schedule, end_ns, progress)
+    wall = time.perf_counter() - started
+    run_info = {
+        "backend": s.backend,
+        "scenario_name": s.name,
+        "scenario_hash": scenario_hash(s),
+        "seed": s.seed,
+        "nodes": topology.nodes,
+        "edges": len(topology.edges),
+        "subscribers": [topology.nodes] * s.workload.topics,
+        "warmup_ns": s.workload.warmup,
+        "end_ns": end_ns,
+        "events": model.events,
+        "wall_time_s": round(wall, 3),
+        "events_per_s": round(model.events / wall) if wall > 0 else None,
+        "versions": _versions(model.engine_version),
+        "finished_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+    }
+    target = Path(out_dir) if out_dir is not None else default_out_dir(s)
+    written = write_results(target, model.tables, scenario_to_toml(s), run_info, overwrite=force)
+    summary = json.loads((written / "summary.json").read_text(encoding="utf-8"))
+    return RunResult(written, summary)

@@ -1,0 +1,170 @@
+"""The event tables every backend writes, and the check that a set of them is well formed.
+
+The column names and dtypes below are the contract of DESIGN.md's "Event schema": the
+model and the testbed backends both produce exactly these, so one analysis serves all.
+Tables may carry extra columns (a backend's own details); only the listed ones are checked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import polars as pl
+import pyarrow as pa
+
+from gossiplab.errors import ResultsError
+
+TRAFFIC_KINDS: tuple[str, ...] = (
+    "payload",
+    "ihave",
+    "iwant",
+    "graft",
+    "prune",
+    "idontwant",
+    "iannounce",
+    "ineed",
+    "subscribe",
+)
+"""Every value the ``traffic.kind`` column may take."""
+
+CONTROL_KINDS: tuple[str, ...] = (
+    "ihave",
+    "iwant",
+    "graft",
+    "prune",
+    "idontwant",
+    "iannounce",
+    "ineed",
+)
+"""The gossipsub control messages counted under DESIGN.md's "Control" metric."""
+
+SCHEMAS: dict[str, pa.Schema] = {
+    "publishes": pa.schema(
+        [
+            ("msg", pa.uint32()),
+            ("publisher", pa.uint32()),
+            ("t_intended_ns", pa.int64()),
+            ("t_publish_ns", pa.int64()),
+            ("size", pa.uint32()),
+            ("topic", pa.uint16()),
+            ("batch", pa.uint32()),
+            ("receipts", pa.uint64()),
+        ]
+    ),
+    "deliveries": pa.schema(
+        [
+            ("msg", pa.uint32()),
+            ("node", pa.uint32()),
+            ("t_ns", pa.int64()),
+            ("from_node", pa.uint32()),
+            ("hop", pa.uint16()),
+            ("duplicates", pa.uint32()),
+        ]
+    ),
+    "traffic": pa.schema(
+        [
+            ("node", pa.uint32()),
+            ("kind", pa.string()),
+            ("msgs_sent", pa.uint64()),
+            ("bytes_sent", pa.uint64()),
+            ("msgs_recv", pa.uint64()),
+            ("bytes_recv", pa.uint64()),
+        ]
+    ),
+    "drops": pa.schema(
+        [
+            ("node", pa.uint32()),
+            ("peer", pa.uint32()),
+            ("kind", pa.string()),
+            ("reason", pa.string()),
+            ("count", pa.uint64()),
+        ]
+    ),
+    "receipts": pa.schema(
+        [
+            ("msg", pa.uint32()),
+            ("node", pa.uint32()),
+            ("from_node", pa.uint32()),
+            ("t_ns", pa.int64()),
+            ("duplicate", pa.bool_()),
+        ]
+    ),
+}
+"""Column names and Arrow dtypes of each event table, in file order."""
+
+REQUIRED_TABLES: tuple[str, ...] = ("publishes", "deliveries", "traffic", "drops")
+OPTIONAL_TABLES: tuple[str, ...] = ("receipts",)
+
+# The same schemas as polars sees them, derived once so the two can never disagree.
+POLARS_SCHEMAS: dict[str, pl.Schema] = {
+    name: pl.from_arrow(schema.empty_table()).schema  # type: ignore[union-attr]
+    for name, schema in SCHEMAS.items()
+}
+
+
+@dataclass(frozen=True)
+class RunTables:
+    """The event tables of one run. ``receipts`` is optional because it can be very large."""
+
+    publishes: pl.DataFrame
+    deliveries: pl.DataFrame
+    traffic: pl.DataFrame
+    drops: pl.DataFrame
+    receipts: pl.DataFrame | None = None
+
+    def present(self) -> dict[str, pl.DataFrame]:
+        """The tables this run has, by name, in schema order."""
+        tables = {name: getattr(self, name) for name in SCHEMAS}
+        return {name: frame for name, frame in tables.items() if frame is not None}
+
+
+def empty_table(name: str) -> pl.DataFrame:
+    """A table with the schema of ``name`` and no rows."""
+    return pl.DataFrame(schema=POLARS_SCHEMAS[name])
+
+
+def from_rows(name: str, rows: Sequence[Sequence[Any]]) -> pl.DataFrame:
+    """A table of ``name`` from row tuples in schema column order (small tables, tests)."""
+    return pl.DataFrame(rows, schema=POLARS_SCHEMAS[name], orient="row")
+
+
+def check_tables(tables: RunTables) -> None:
+    """Raise ResultsError naming the first table and column that break the event schema."""
+    for name, frame in tables.present().items():
+        _check_columns(name, frame)
+    _check_traffic_kinds(tables.traffic)
+
+
+def _check_columns(name: str, frame: object) -> None:
+    if not isinstance(frame, pl.DataFrame):
+        raise ResultsError(
+            f"table {name} is a {type(frame).__name__}, not a polars DataFrame; "
+            "backends must hand their events over as polars DataFrames"
+        )
+    for column, expected in POLARS_SCHEMAS[name].items():
+        actual = frame.schema.get(column)
+        if actual is None:
+            raise ResultsError(
+                f"table {name} has no column {column!r} ({expected} expected); "
+                f"it does not follow the event schema in DESIGN.md: fix the backend or "
+                f"re-run the scenario with this version of gossiplab"
+            )
+        if actual != expected:
+            raise ResultsError(
+                f"column {name}.{column} is {actual}, {expected} expected; "
+                f"it does not follow the event schema in DESIGN.md: fix the backend or "
+                f"re-run the scenario with this version of gossiplab"
+            )
+
+
+def _check_traffic_kinds(traffic: pl.DataFrame) -> None:
+    kind = pl.col("kind")
+    unknown = traffic.filter(kind.is_null() | ~kind.is_in(TRAFFIC_KINDS))["kind"].unique()
+    if unknown.len():
+        names = ", ".join(repr(value) for value in sorted(unknown.to_list(), key=str))
+        raise ResultsError(
+            f"column traffic.kind has unknown value(s) {names}; "
+            f"the event schema allows only {', '.join(TRAFFIC_KINDS)}"
+        )

@@ -1,0 +1,3 @@
+module github.com/gossiplab/gossiplab/testbed
+
+go 1.24

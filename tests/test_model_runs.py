@@ -1,0 +1,151 @@
+"""The model backend end to end: real engine, hand-derivable outcomes.
+
+Expected numbers come from the graph and the protocol rules, never from a previous run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+
+from gossiplab.errors import ScenarioError
+from gossiplab.model_backend import start_engine
+from gossiplab.runner import RunResult, run
+from gossiplab.scenario import Scenario, parse_scenario
+from gossiplab.topology import build_topology
+from gossiplab.workload import build_schedule, end_time_ns
+
+MS = 1_000_000
+
+
+def scenario(tmp_path: Path, **sections: Any) -> Scenario:
+    return parse_scenario(sections, base_dir=tmp_path)
+
+
+def run_to(tmp_path: Path, s: Scenario, name: str = "out") -> RunResult:
+    return run(s, tmp_path / name)
+
+
+def floodsub_one_message(tmp_path: Path, topology: dict[str, Any]) -> Scenario:
+    return scenario(
+        tmp_path,
+        name="flood",
+        topology=topology,
+        network={"latency": "10ms"},
+        protocol={"name": "floodsub"},
+        workload={"messages": 1, "publishers": [0], "warmup": "1s", "cooldown": "1s"},
+    )
+
+
+def test_floodsub_line_of_five_delivers_hop_by_hop(tmp_path: Path) -> None:
+    result = run_to(tmp_path, floodsub_one_message(tmp_path, {"kind": "line", "nodes": 5}))
+    deliveries = pl.read_parquet(result.out_dir / "deliveries.parquet").sort("node")
+    published = pl.read_parquet(result.out_dir / "publishes.parquet")["t_publish_ns"][0]
+    # Node k is k links of 10 ms away from the publisher, node 0.
+    assert deliveries["node"].to_list() == [1, 2, 3, 4]
+    assert (deliveries["t_ns"] - published).to_list() == [10 * MS, 20 * MS, 30 * MS, 40 * MS]
+    assert deliveries["hop"].to_list() == [1, 2, 3, 4]
+    assert deliveries["from_node"].to_list() == [0, 1, 2, 3]
+    assert result.summary["last_delivery_hop"]["max"] == 4
+    assert result.summary["delivery"]["ratio"] == 1.0
+    assert result.summary["dissemination_ms"]["max"] == pytest.approx(40.0)
+
+
+def test_floodsub_full_graph_gives_every_node_n_minus_2_duplicates(tmp_path: Path) -> None:
+    n = 8
+    result = run_to(tmp_path, floodsub_one_message(tmp_path, {"kind": "full", "nodes": n}))
+    deliveries = pl.read_parquet(result.out_dir / "deliveries.parquet")
+    # Each node gets the original from the publisher and one relay from each of the
+    # other n-2 nodes (nobody sends back to the sender or to the author).
+    assert deliveries.height == n - 1
+    assert deliveries["duplicates"].to_list() == [n - 2] * (n - 1)
+    assert result.summary["duplicates"]["rmr"] == pytest.approx(n - 2)
+
+
+def test_gossipsub_meshes_are_bounded_and_symmetric(tmp_path: Path) -> None:
+    # 50 nodes of degree 10; zero latency, so no GRAFT/PRUNE is in flight when we look.
+    s = scenario(
+        tmp_path,
+        topology={"kind": "random-regular", "nodes": 50, "degree": 10, "seed": 5},
+        network={"latency": "0ms"},
+        workload={"messages": 1, "warmup": "10s"},
+    )
+    topology = build_topology(s)
+    schedule = build_schedule(s, topology.nodes)
+    engine = start_engine(s, topology, schedule, end_time_ns(s, schedule))
+    engine.run_until(5_000 * MS)  # a few heartbeats
+    p = s.protocol
+    meshes = {node: set(engine.mesh(node, 0)) for node in range(50)}
+    neighbours: dict[int, set[int]] = {node: set() for node in range(50)}
+    for a, b in topology.edges.tolist():
+        neighbours[a].add(b)
+        neighbours[b].add(a)
+    for node, mesh in meshes.items():
+        assert p.D_lo <= len(mesh) <= p.D_hi, (node, mesh)
+        assert mesh <= neighbours[node]
+        for peer in mesh:
+            assert node in meshes[peer], f"{node} has {peer} in its mesh but not vice versa"
+
+
+def test_gossipsub_reaches_every_node(tmp_path: Path) -> None:
+    s = scenario(
+        tmp_path,
+        topology={"kind": "random-regular", "nodes": 60, "degree": 8},
+        network={"latency": "20ms"},
+        workload={"messages": 50, "rate": "20/s"},
+    )
+    result = run_to(tmp_path, s)
+    assert result.summary["delivery"]["ratio"] == 1.0
+    # Every message needs at least one 20 ms hop, and at most the graph's node count.
+    assert result.summary["dissemination_ms"]["min"] >= 20.0
+    assert result.summary["last_delivery_hop"]["max"] <= 59
+
+
+def _digests(folder: Path) -> dict[str, str]:
+    return {
+        p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.glob("*.parquet"))
+    }
+
+
+def test_same_scenario_and_seed_give_byte_identical_tables(tmp_path: Path) -> None:
+    def with_seed(seed: int) -> Scenario:
+        return scenario(
+            tmp_path,
+            seed=seed,
+            topology={"kind": "barabasi-albert", "nodes": 40, "m": 3},
+            network={"latency": {"distribution": "uniform", "min": "5ms", "max": "80ms"}},
+            workload={"messages": 100, "rate": "40/s", "size": "2KiB"},
+            output={"receipts": True},
+        )
+
+    first = _digests(run_to(tmp_path, with_seed(3), "a").out_dir)
+    second = _digests(run_to(tmp_path, with_seed(3), "b").out_dir)
+    other = _digests(run_to(tmp_path, with_seed(4), "c").out_dir)
+    assert set(first) == {
+        "deliveries.parquet",
+        "drops.parquet",
+        "publishes.parquet",
+        "receipts.parquet",
+        "traffic.parquet",
+    }
+    assert first == second
+    assert first["deliveries.parquet"] != other["deliveries.parquet"]
+
+
+def test_a_run_is_reproduced_from_its_results_folder(tmp_path: Path) -> None:
+    s = scenario(tmp_path, topology={"kind": "ring", "nodes": 12}, workload={"messages": 20})
+    first = run_to(tmp_path, s, "first")
+    again = run(first.out_dir / "scenario.toml", tmp_path / "again")
+    assert _digests(first.out_dir) == _digests(again.out_dir)
+
+
+def test_features_not_modelled_yet_are_refused_by_name(tmp_path: Path) -> None:
+    s = scenario(tmp_path, network={"loss": 0.01}, protocol={"version": "1.2"})
+    with pytest.raises(ScenarioError) as caught:
+        run_to(tmp_path, s)
+    paths = {p.path for p in caught.value.problems}
+    assert {"network.loss", "protocol.version"} <= paths

@@ -1,0 +1,135 @@
+"""report.html is one offline page, and `gossiplab report` rebuilds it from the tables."""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gossiplab.errors import ResultsError
+from gossiplab.report import build_report
+from gossiplab.results import write_results
+from gossiplab.tables import RunTables, empty_table, from_rows
+
+MS = 1_000_000
+FIGURES = 8
+SCENARIO = 'name = "line"\nseed = 7\n'
+DATA_URI_IMG = re.compile(r'<img src="data:image/png;base64,([A-Za-z0-9+/=]+)"')
+
+
+def run_info() -> dict[str, Any]:
+    return {
+        "nodes": 5,
+        "subscribers": [5],
+        "backend": "model",
+        "seed": 7,
+        "scenario_name": "line",
+        "scenario_hash": "0123abcd",
+        "versions": {"gossiplab": "0.1.0"},
+        "wall_time_s": 0.25,
+        "events": 42,
+        "warmup_ns": 0,
+        "end_ns": 100 * MS,
+    }
+
+
+def run_tables() -> RunTables:
+    """Two messages along the line 0-1-2-3-4, the second with a duplicate, and some gossip."""
+    deliveries = [(0, i, i * 10 * MS, i - 1, i, 0) for i in range(1, 5)]
+    deliveries += [(1, i, (50 + i * 12) * MS, i - 1, i, 1 if i == 2 else 0) for i in range(1, 5)]
+    return RunTables(
+        publishes=from_rows(
+            "publishes", [(0, 0, 0, 0, 100, 0, 0, 4), (1, 0, 50 * MS, 50 * MS, 100, 0, 1, 5)]
+        ),
+        deliveries=from_rows("deliveries", deliveries),
+        traffic=from_rows(
+            "traffic",
+            [(i, "payload", 2, 300, 2, 300) for i in range(4)]
+            + [(i, "ihave", 2, 40, 2, 40) for i in range(5)]
+            + [(i, "graft", 1, 10, 1, 10) for i in range(5)],
+        ),
+        drops=empty_table("drops"),
+    )
+
+
+def empty_tables() -> RunTables:
+    return RunTables(
+        *(empty_table(name) for name in ("publishes", "deliveries", "traffic", "drops"))
+    )
+
+
+def test_report_embeds_every_figure_and_references_nothing_online(tmp_path: Path) -> None:
+    out = write_results(tmp_path / "run", run_tables(), SCENARIO, run_info())
+    html = (out / "report.html").read_text()
+
+    embedded = DATA_URI_IMG.findall(html)
+    pngs = sorted((out / "plots").glob("*.png"))
+    assert len(embedded) == len(pngs) == FIGURES
+    assert {base64.b64decode(data) for data in embedded} == {png.read_bytes() for png in pngs}
+    assert re.search(r"https?://", html) is None
+    assert "<script" not in html
+    assert "<link" not in html
+
+
+def test_report_shows_header_headline_traffic_and_scenario(tmp_path: Path) -> None:
+    out = write_results(tmp_path / "run", run_tables(), SCENARIO, run_info())
+    html = (out / "report.html").read_text()
+
+    for text in ("line", "model", "0123abcd", "Delivery ratio", "RMR", "Payload amplification"):
+        assert text in html
+    assert "<td>ihave</td>" in html
+    assert "no drops" in html
+    assert "seed = 7" in html
+
+
+def test_figures_with_nothing_to_show_say_no_data(tmp_path: Path) -> None:
+    out = write_results(tmp_path / "run", empty_tables(), SCENARIO, run_info())
+    html = (out / "report.html").read_text()
+
+    assert html.count("no data") == FIGURES
+    assert "<img" not in html
+    assert list((out / "plots").glob("*.png")) == []
+
+
+def test_scenario_text_is_escaped(tmp_path: Path) -> None:
+    scenario = 'name = "<script>alert(1)</script>"\n'
+    out = write_results(tmp_path / "run", run_tables(), scenario, run_info())
+    html = (out / "report.html").read_text()
+    assert "<script" not in html
+    assert "&lt;script&gt;" in html
+
+
+def test_build_report_rebuilds_the_same_summary_from_the_folder(tmp_path: Path) -> None:
+    out = write_results(tmp_path / "run", run_tables(), SCENARIO, run_info())
+    original = (out / "summary.json").read_text()
+    (out / "report.html").unlink()
+    shutil.rmtree(out / "plots")
+    # Only the run section survives: every metric must come back from the tables alone.
+    run_only = {"run": json.loads(original)["run"]}
+    (out / "summary.json").write_text(json.dumps(run_only))
+
+    report = build_report(out)
+    assert report == out / "report.html"
+    assert (out / "summary.json").read_text() == original
+    assert len(DATA_URI_IMG.findall(report.read_text())) == FIGURES
+    assert len(list((out / "plots").glob("*.png"))) == FIGURES
+
+
+def test_build_report_keeps_the_run_section_as_written(tmp_path: Path) -> None:
+    out = write_results(tmp_path / "run", run_tables(), SCENARIO, run_info())
+    summary = json.loads((out / "summary.json").read_text())
+    summary["run"]["note"] = "added by the runner"
+    (out / "summary.json").write_text(json.dumps(summary))
+
+    build_report(out)
+    assert json.loads((out / "summary.json").read_text())["run"]["note"] == "added by the runner"
+
+
+def test_build_report_on_a_missing_folder_says_so(tmp_path: Path) -> None:
+    with pytest.raises(ResultsError, match="does not exist"):
+        build_report(tmp_path / "missing")
