@@ -91,11 +91,20 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("duplicate", pa.bool_()),
         ]
     ),
+    # Testbed only: one row per node and sample (cumulative CPU seconds, resident memory).
+    "resources": pa.schema(
+        [
+            ("node", pa.uint32()),
+            ("t_ns", pa.int64()),
+            ("cpu_s", pa.float64()),
+            ("rss_bytes", pa.uint64()),
+        ]
+    ),
 }
 """Column names and Arrow dtypes of each event table, in file order."""
 
 REQUIRED_TABLES: tuple[str, ...] = ("publishes", "deliveries", "traffic", "drops")
-OPTIONAL_TABLES: tuple[str, ...] = ("receipts",)
+OPTIONAL_TABLES: tuple[str, ...] = ("receipts", "resources")
 
 # The same schemas as polars sees them, derived once so the two can never disagree.
 POLARS_SCHEMAS: dict[str, pl.Schema] = {
@@ -113,6 +122,7 @@ class RunTables:
     traffic: pl.DataFrame
     drops: pl.DataFrame
     receipts: pl.DataFrame | None = None
+    resources: pl.DataFrame | None = None
 
     def present(self) -> dict[str, pl.DataFrame]:
         """The tables this run has, by name, in schema order."""
