@@ -72,7 +72,7 @@ def test_validate_prints_the_resolved_scenario() -> None:
     [
         ("[topology]\nkind = 'barabasi-albert'\nm = 0\n", "topology.m"),
         ("[network]\nlatncy = '5ms'\n", "network.latncy"),
-        ("[network]\nloss = 0.1\n", "network.loss"),
+        ("[network]\nloss = 1.5\n", "network.loss"),
         ("[workload\n", "line 1"),
     ],
 )

@@ -144,8 +144,8 @@ def test_a_run_is_reproduced_from_its_results_folder(tmp_path: Path) -> None:
 
 
 def test_features_not_modelled_yet_are_refused_by_name(tmp_path: Path) -> None:
-    s = scenario(tmp_path, network={"loss": 0.01}, protocol={"version": "1.2"})
+    s = scenario(tmp_path, protocol={"version": "2.0"}, output={"mode": "aggregate"})
     with pytest.raises(ScenarioError) as caught:
         run_to(tmp_path, s)
     paths = {p.path for p in caught.value.problems}
-    assert {"network.loss", "protocol.version"} <= paths
+    assert {"output.mode", "protocol.version"} <= paths

@@ -47,8 +47,6 @@ def unsupported_features(s: Scenario) -> list[Problem]:
     """What the scenario asks for that the model does not simulate yet."""
     problems: list[Problem] = []
     later = "not modelled yet"
-    if s.network.loss > 0:
-        problems.append(Problem("network.loss", later, "set network.loss = 0 for now"))
     if s.protocol.version in ("1.2", "2.0"):
         feature = "IDONTWANT" if s.protocol.version == "1.2" else "IANNOUNCE/INEED"
         problems.append(
@@ -128,6 +126,7 @@ def engine_config(s: Scenario, nodes: int, end_ns: int) -> dict[str, Any]:
         "network": {
             "latency": _latency_model(s),
             "jitter_ns": s.network.jitter,
+            "loss": s.network.loss,
             **node_resources(s, nodes),
         },
         "protocol": {
@@ -155,6 +154,8 @@ def engine_config(s: Scenario, nodes: int, end_ns: int) -> dict[str, Any]:
             "max_ihave_messages": p.max_ihave_messages,
             "gossip_retransmission": p.gossip_retransmission,
             "iwant_followup_ns": p.iwant_followup_time,
+            "peer_outbound_queue": p.peer_outbound_queue,
+            "validate_queue": p.validate_queue,
             "signing": p.signing,
             "message_id": p.message_id,
             "topic_name_len": TOPIC_NAME_LENGTH,

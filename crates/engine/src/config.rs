@@ -40,6 +40,9 @@ pub struct NetworkConfig {
     /// Extra per-RPC delay, uniform in [0, jitter]; never reorders one connection.
     #[serde(default)]
     pub jitter_ns: Time,
+    /// Probability that a TCP segment is lost (costs a retransmission delay).
+    #[serde(default)]
+    pub loss: f64,
     /// Per-node uplink capacity in bit/s; 0 means unlimited. One entry per node.
     pub upload_bps: Vec<u64>,
     /// Per-node downlink capacity in bit/s; 0 means unlimited. One entry per node.
@@ -113,6 +116,10 @@ pub struct ProtocolConfig {
     pub max_ihave_messages: usize,
     pub gossip_retransmission: u32,
     pub iwant_followup_ns: Time,
+    /// Per-peer outbound queue, in RPCs (go: 32).
+    pub peer_outbound_queue: usize,
+    /// Messages waiting for validation before new ones are dropped (go: 32).
+    pub validate_queue: usize,
     pub signing: Signing,
     pub message_id: MessageIdKind,
     /// Length in bytes of the topic strings carried on the wire.
@@ -153,6 +160,12 @@ impl Config {
                 ));
             }
         }
+        if !(0.0..1.0).contains(&net.loss) {
+            return Err(format!(
+                "engine config: network.loss must be in [0, 1), got {}",
+                net.loss
+            ));
+        }
         if self.topics == 0 || self.topics > 64 {
             return Err(format!(
                 "engine config: topics must be in 1..=64, got {}",
@@ -166,6 +179,9 @@ impl Config {
             }
             if p.heartbeat_ns == 0 {
                 return Err("engine config: heartbeat must be > 0".into());
+            }
+            if p.peer_outbound_queue == 0 {
+                return Err("engine config: peer_outbound_queue must be >= 1".into());
             }
             if p.backoff_clear_ticks == 0 {
                 return Err("engine config: backoff_clear_ticks must be >= 1".into());

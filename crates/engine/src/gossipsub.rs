@@ -231,6 +231,7 @@ impl Simulation {
             r.control.ihave = parts.ihave;
             self.send(node, link, rpc);
         }
+        self.flush_stashed_control(node);
         // Step 11.
         self.nodes[node as usize].mcache.shift();
     }

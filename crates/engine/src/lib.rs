@@ -16,6 +16,7 @@ pub mod queue;
 pub mod rng;
 pub mod rpc;
 pub mod sim;
+pub mod transport;
 pub mod wire;
 
 pub use config::{Config, Time};

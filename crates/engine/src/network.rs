@@ -1,17 +1,33 @@
-//! How bytes cross the network.
+//! How bytes cross the network once they leave a node's uplink.
 //!
-//! An RPC is serialized on the sender's uplink (one FIFO per node), travels the link's
-//! propagation latency plus jitter, and is then read through the receiver's downlink
-//! (one FIFO per node). A link never reorders: an RPC never arrives before the one sent
-//! ahead of it on the same connection, as on a TCP stream. Capacity 0 means unlimited.
+//! After serialization on the sender's uplink (`transport.rs`), an RPC travels the
+//! link's propagation latency plus jitter, pays for lost TCP segments with
+//! retransmission delays, and is read through the receiver's downlink. A connection
+//! never reorders: an RPC never arrives before the one sent ahead of it on the same
+//! link (TCP's in-order delivery, so a loss also delays what follows: head-of-line
+//! blocking). Capacity 0 means unlimited.
 //!
-//! Simplifications (documented in the README): the uplink is one FIFO shared by all
-//! connections rather than fair-shared, and there is no loss or congestion window yet.
+//! Loss as TCP sees it: an RPC of `k` segments (MSS 1460 bytes) loses each segment
+//! independently with probability `p`; the network never loses a message. A lost
+//! segment with at least three segments after it in the same RPC is recovered by fast
+//! retransmit after one round trip; a lost tail segment waits for the retransmission
+//! timeout, max(200 ms, RTT) (Linux's RTO floor). Losses are recovered one after the
+//! other, so the extra delay is the sum of their costs.
+//!
+//! The downlink is a pipe of the receiver's capacity that reads an RPC while it
+//! arrives: it adds nothing when it is faster than the sender and idle, and queues
+//! RPCs when it is the bottleneck.
 
 use crate::config::{LatencyModel, NetworkConfig, Time};
 use crate::rng::Rng;
 
 const NANOS_PER_SECOND: u128 = 1_000_000_000;
+/// TCP maximum segment size on a 1500-byte MTU path.
+pub const MSS: u64 = 1460;
+/// Linux's minimum retransmission timeout.
+pub const RTO_MIN: Time = 200_000_000;
+/// Segments after a loss needed for three duplicate ACKs (fast retransmit).
+const DUPACK_THRESHOLD: u64 = 3;
 
 /// Time to push `bytes` through a `bps` bit/s pipe, rounded up; 0 when unlimited.
 pub fn serialization_ns(bytes: u64, bps: u64) -> Time {
@@ -20,6 +36,20 @@ pub fn serialization_ns(bytes: u64, bps: u64) -> Time {
     }
     let bits = u128::from(bytes) * 8 * NANOS_PER_SECOND;
     bits.div_ceil(u128::from(bps)) as Time
+}
+
+/// Segments of an RPC of `bytes` bytes.
+pub fn segments(bytes: u64) -> u64 {
+    bytes.div_ceil(MSS).max(1)
+}
+
+/// Retransmission delay of losing segment `index` of `count`, given the round trip.
+pub fn loss_cost(index: u64, count: u64, rtt: Time) -> Time {
+    if count - 1 - index >= DUPACK_THRESHOLD {
+        rtt
+    } else {
+        RTO_MIN.max(rtt)
+    }
 }
 
 /// Draw one link latency.
@@ -52,12 +82,13 @@ pub fn sample_latency(model: &LatencyModel, rng: &mut Rng) -> Time {
 pub struct Network {
     upload_bps: Vec<u64>,
     download_bps: Vec<u64>,
-    uplink_free: Vec<Time>,
     downlink_free: Vec<Time>,
     /// Latest arrival scheduled per directed link, to keep each connection in order.
     last_arrival: Vec<Time>,
     jitter_ns: Time,
-    rng: Rng,
+    loss: f64,
+    jitter_rng: Rng,
+    loss_rng: Rng,
 }
 
 impl Network {
@@ -66,35 +97,42 @@ impl Network {
         Self {
             upload_bps: config.upload_bps.clone(),
             download_bps: config.download_bps.clone(),
-            uplink_free: vec![0; nodes],
             downlink_free: vec![0; nodes],
             last_arrival: vec![0; links],
             jitter_ns: config.jitter_ns,
-            rng: Rng::for_stream(seed, "network.jitter", 0),
+            loss: config.loss,
+            jitter_rng: Rng::for_stream(seed, "network.jitter", 0),
+            loss_rng: Rng::for_stream(seed, "network.loss", 0),
         }
     }
 
-    /// Send `bytes` from `sender` on `link` at `now`; returns when the last byte reaches
-    /// the receiver's interface.
-    pub fn transmit(
-        &mut self,
-        now: Time,
-        sender: u32,
-        link: u32,
-        latency: Time,
-        bytes: u64,
-    ) -> Time {
-        let s = sender as usize;
-        let start = now.max(self.uplink_free[s]);
-        let sent = start + serialization_ns(bytes, self.upload_bps[s]);
-        self.uplink_free[s] = sent;
+    pub fn upload_bps(&self, node: u32) -> u64 {
+        self.upload_bps[node as usize]
+    }
+
+    /// Extra delay from lost segments of an RPC of `bytes` on a link with this RTT.
+    fn retransmission_delay(&mut self, bytes: u64, rtt: Time) -> Time {
+        if self.loss <= 0.0 {
+            return 0;
+        }
+        let count = segments(bytes);
+        (0..count)
+            .filter(|_| self.loss_rng.chance(self.loss))
+            .map(|i| loss_cost(i, count, rtt))
+            .sum()
+    }
+
+    /// An RPC of `bytes` finished leaving its sender on `link` at `sent`; returns when its
+    /// last byte reaches the receiver's interface.
+    pub fn propagate(&mut self, sent: Time, link: u32, latency: Time, bytes: u64) -> Time {
         let jitter = if self.jitter_ns > 0 {
-            self.rng.below(self.jitter_ns + 1)
+            self.jitter_rng.below(self.jitter_ns + 1)
         } else {
             0
         };
+        let lost = self.retransmission_delay(bytes, 2 * latency);
         let last = &mut self.last_arrival[link as usize];
-        let arrival = (sent + latency + jitter).max(*last);
+        let arrival = (sent + latency + jitter + lost).max(*last);
         *last = arrival;
         arrival
     }
@@ -104,12 +142,11 @@ impl Network {
         self.download_bps[node as usize] > 0
     }
 
-    /// An RPC of `bytes` reached `receiver`'s interface at `now`; returns when it has
-    /// been read through the downlink.
+    /// An RPC of `bytes` fully reached `receiver`'s interface at `now`; returns when the
+    /// downlink has read it.
     pub fn read(&mut self, now: Time, receiver: u32, bytes: u64) -> Time {
         let r = receiver as usize;
-        let start = now.max(self.downlink_free[r]);
-        let done = start + serialization_ns(bytes, self.download_bps[r]);
+        let done = now.max(self.downlink_free[r] + serialization_ns(bytes, self.download_bps[r]));
         self.downlink_free[r] = done;
         done
     }
@@ -119,11 +156,12 @@ impl Network {
 mod tests {
     use super::*;
 
-    fn network(up: u64, down: u64, jitter: Time) -> Network {
+    fn network(down: u64, jitter: Time, loss: f64) -> Network {
         let config = NetworkConfig {
             latency: LatencyModel::Constant { ns: 0 },
             jitter_ns: jitter,
-            upload_bps: vec![up, up],
+            loss,
+            upload_bps: vec![0, 0],
             download_bps: vec![down, down],
             cpu_per_message_ns: vec![0, 0],
         };
@@ -131,29 +169,37 @@ mod tests {
     }
 
     #[test]
-    fn one_megabyte_over_ten_megabytes_per_second_takes_100ms_plus_latency() {
-        let mut net = network(80_000_000, 0, 0);
-        let arrival = net.transmit(0, 0, 0, 50_000_000, 1_000_000);
-        assert_eq!(arrival, 150_000_000);
-    }
-
-    #[test]
-    fn back_to_back_sends_are_spaced_by_serialization() {
-        let mut net = network(8_000_000, 0, 0); // 1 byte per microsecond
-        let a = net.transmit(0, 0, 0, 1_000, 1_000);
-        let b = net.transmit(0, 0, 0, 1_000, 1_000);
-        assert_eq!((a, b), (1_001_000, 2_001_000));
+    fn serialization_of_one_megabyte_at_ten_megabytes_per_second_is_100ms() {
+        assert_eq!(serialization_ns(1_000_000, 80_000_000), 100_000_000);
+        assert_eq!(serialization_ns(1, 0), 0);
     }
 
     #[test]
     fn jitter_never_reorders_a_connection() {
-        let mut net = network(0, 0, 5_000_000);
+        let mut net = network(0, 5_000_000, 0.0);
         let mut last = 0;
         for t in 0..1000 {
-            let arrival = net.transmit(t * 1_000, 0, 0, 1_000_000, 100);
+            let arrival = net.propagate(t * 1_000, 0, 1_000_000, 100);
             assert!(arrival >= last);
             last = arrival;
         }
+    }
+
+    #[test]
+    fn a_fast_idle_downlink_adds_nothing_a_busy_one_queues() {
+        let mut net = network(8_000_000, 0, 0.0); // 1 byte per microsecond
+        assert_eq!(net.read(5_000_000, 1, 1_000), 5_000_000);
+        // Two RPCs of 4000 bytes landing together: the second waits for the first.
+        assert_eq!(net.read(10_000_000, 1, 4_000), 10_000_000);
+        assert_eq!(net.read(10_000_000, 1, 4_000), 14_000_000);
+    }
+
+    #[test]
+    fn fast_retransmit_costs_a_round_trip_a_tail_loss_the_rto() {
+        assert_eq!(loss_cost(0, 10, 80), 80);
+        assert_eq!(loss_cost(6, 10, 80), 80);
+        assert_eq!(loss_cost(7, 10, 80), RTO_MIN);
+        assert_eq!(loss_cost(0, 1, 300_000_000), 300_000_000);
     }
 
     #[test]

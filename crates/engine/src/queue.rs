@@ -22,8 +22,16 @@ pub enum Event {
     Arrive { link: u32, rpc: u32 },
     /// An RPC sent on `link` is in the receiver's hands.
     Receive { link: u32, rpc: u32 },
-    /// A node finished validating a message received on `link` (CPU queue).
-    Validated { node: u32, msg: u32, link: u32 },
+    /// A node's uplink finished writing its current chunk.
+    UplinkDone { node: u32 },
+    /// A node finished validating a copy of `msg` received on its link `link`; `hop` is
+    /// the hop count the node gets if this copy is the first.
+    Validated {
+        node: u32,
+        msg: u32,
+        link: u32,
+        hop: u16,
+    },
     /// A node's heartbeat.
     Heartbeat { node: u32 },
     /// The workload publishes message `msg`.
@@ -37,9 +45,10 @@ impl Event {
         match self {
             Event::Arrive { .. } => 0,
             Event::Receive { .. } => 1,
-            Event::Validated { .. } => 2,
-            Event::Heartbeat { .. } => 3,
-            Event::Publish { .. } => 4,
+            Event::UplinkDone { .. } => 2,
+            Event::Validated { .. } => 3,
+            Event::Heartbeat { .. } => 4,
+            Event::Publish { .. } => 5,
         }
     }
 }

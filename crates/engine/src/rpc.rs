@@ -206,7 +206,7 @@ mod tests {
             "history_length": 5, "history_gossip": 3, "gossip_factor": 0.25,
             "fanout_ttl_ns": 1, "seen_ttl_ns": 1, "flood_publish": false, "prune_backoff_ns": 1,
             "unsubscribe_backoff_ns": 1, "backoff_clear_ticks": 15, "backoff_slack_ticks": 2, "max_ihave_length": 5000, "max_ihave_messages": 10,
-            "gossip_retransmission": 3, "iwant_followup_ns": 1, "signing": "strict-sign",
+            "gossip_retransmission": 3, "iwant_followup_ns": 1, "peer_outbound_queue": 32, "validate_queue": 32, "signing": "strict-sign",
             "message_id": "go", "topic_name_len": 20
         }))
         .unwrap();

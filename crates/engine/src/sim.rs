@@ -14,7 +14,8 @@ use crate::network::{sample_latency, Network};
 use crate::output::{Output, Receipts};
 use crate::queue::{Event, EventQueue};
 use crate::rng::Rng;
-use crate::rpc::{MsgRef, RpcSlab};
+use crate::rpc::{Kind, MsgRef, RpcSlab};
+use crate::transport::Transport;
 use crate::wire::WireSizes;
 
 /// The publish schedule, drawn by the caller (the testbed uses the same one).
@@ -109,6 +110,12 @@ pub(crate) struct NodeState {
     pub ticks: u64,
     /// When the node's CPU is next free to validate.
     pub cpu_free: Time,
+    /// Copies queued for validation or being validated.
+    pub cpu_pending: usize,
+    /// Message -> copies of it in validation (go marks a message seen only once its
+    /// first copy passed signature verification, so copies arriving meanwhile are
+    /// validated too).
+    pub validating: FxHashMap<u32, u32>,
 }
 
 impl NodeState {
@@ -121,6 +128,7 @@ pub struct Simulation {
     pub(crate) proto: ProtocolConfig,
     pub(crate) links: Links,
     pub(crate) net: Network,
+    pub(crate) transport: Transport,
     pub(crate) queue: EventQueue,
     pub(crate) nodes: Vec<NodeState>,
     /// Topics the far end of each link has announced, as its owner knows them.
@@ -168,6 +176,8 @@ impl Simulation {
                 mcache: MessageCache::new(proto.history_length.max(1)),
                 ticks: 0,
                 cpu_free: 0,
+                cpu_pending: 0,
+                validating: FxHashMap::default(),
             })
             .collect();
         let messages = (0..schedule.len())
@@ -189,6 +199,7 @@ impl Simulation {
         let link_count = links.len();
         let mut sim = Self {
             wire: WireSizes::new(&proto),
+            transport: Transport::new(n as usize, link_count),
             proto,
             links,
             net,
@@ -309,7 +320,13 @@ impl Simulation {
                     .push(done, receiver, Event::Receive { link, rpc });
             }
             Event::Receive { link, rpc } => self.receive(link, rpc),
-            Event::Validated { node, msg, link } => self.forward(node, msg, Some(link)),
+            Event::UplinkDone { node } => self.uplink_done(node),
+            Event::Validated {
+                node,
+                msg,
+                link,
+                hop,
+            } => self.validated(node, msg, link, hop),
             Event::Heartbeat { node } => {
                 self.heartbeat(node);
                 let next = self.now() + self.proto.heartbeat_ns;
@@ -322,28 +339,6 @@ impl Simulation {
                 self.queue_next_publish();
             }
         }
-    }
-
-    /// Put RPC `rpc` on `link` now: size it, count it, and schedule its arrival.
-    pub(crate) fn send(&mut self, sender: u32, link: u32, rpc: u32) {
-        let messages = &self.messages;
-        let r = self.rpcs.get_mut(rpc);
-        r.measure(&self.wire, |m| u64::from(messages[m as usize].size));
-        let counters = &mut self.out.traffic[sender as usize];
-        for (k, c) in counters.iter_mut().enumerate() {
-            c.msgs_sent += r.items[k];
-            c.bytes_sent += r.bytes[k];
-        }
-        let bytes = r.total_bytes();
-        let latency = self.links.latency[link as usize];
-        let arrival = self.net.transmit(self.now(), sender, link, latency, bytes);
-        let receiver = self.links.peer[link as usize];
-        let event = if self.net.has_downlink_limit(receiver) {
-            Event::Arrive { link, rpc }
-        } else {
-            Event::Receive { link, rpc }
-        };
-        self.queue.push(arrival, sender, event);
     }
 
     /// Send one message on `link` in an RPC of its own.
@@ -379,19 +374,9 @@ impl Simulation {
         let now = self.now();
         self.messages[m.msg as usize].receipts += 1;
         self.sweep_seen(node);
-        let state = &mut self.nodes[node as usize];
-        let duplicate = if let Some(seen) = state.seen.get(&m.msg) {
-            if seen.row != OWN {
-                self.out.deliveries.duplicates[seen.row as usize] += 1;
-            }
-            true
-        } else {
-            let hop = m.hop.saturating_add(1);
-            let row = self.out.deliveries.push(m.msg, node, now, sender, hop);
-            let expire = now + self.proto.seen_ttl_ns;
-            state.seen.insert(m.msg, Seen { expire, row, hop });
-            false
-        };
+        let state = &self.nodes[node as usize];
+        let seen = state.seen.get(&m.msg).copied();
+        let duplicate = seen.is_some() || state.validating.contains_key(&m.msg);
         if let Some(r) = &mut self.out.receipts {
             r.msg.push(m.msg);
             r.node.push(node);
@@ -399,27 +384,72 @@ impl Simulation {
             r.t_ns.push(now as i64);
             r.duplicate.push(duplicate);
         }
-        if duplicate {
+        let hop = m.hop.saturating_add(1);
+        if let Some(seen) = seen {
+            self.count_duplicate(seen);
             return;
         }
-        // Validation takes CPU time; the node's CPU works through messages in order.
+        // Validation takes CPU time; the node's CPU works through copies in order, and
+        // go drops a message outright when its validation queue is full.
         let cpu = self.cpu_per_message[node as usize];
         if cpu == 0 {
-            self.forward(node, m.msg, Some(back));
-        } else {
-            let state = &mut self.nodes[node as usize];
-            let done = now.max(state.cpu_free) + cpu;
-            state.cpu_free = done;
-            self.queue.push(
-                done,
-                node,
-                Event::Validated {
-                    node,
-                    msg: m.msg,
-                    link: back,
-                },
-            );
+            self.accept(node, back, m.msg, hop);
+            return;
         }
+        let state = &mut self.nodes[node as usize];
+        // One copy is in service; `validate_queue` more may wait.
+        if state.cpu_pending > self.proto.validate_queue {
+            self.count_drop(node, sender, Kind::Payload, "validation-queue-full");
+            return;
+        }
+        let done = now.max(state.cpu_free) + cpu;
+        state.cpu_free = done;
+        state.cpu_pending += 1;
+        *state.validating.entry(m.msg).or_insert(0) += 1;
+        self.queue.push(
+            done,
+            node,
+            Event::Validated {
+                node,
+                msg: m.msg,
+                link: back,
+                hop,
+            },
+        );
+    }
+
+    /// A copy finished validation: the first one is delivered, later ones are duplicates.
+    fn validated(&mut self, node: u32, msg: u32, back: u32, hop: u16) {
+        let state = &mut self.nodes[node as usize];
+        state.cpu_pending -= 1;
+        let copies = state.validating.get_mut(&msg).expect("copy in validation");
+        *copies -= 1;
+        if *copies == 0 {
+            state.validating.remove(&msg);
+        }
+        match state.seen.get(&msg).copied() {
+            Some(seen) => self.count_duplicate(seen),
+            None => self.accept(node, back, msg, hop),
+        }
+    }
+
+    fn count_duplicate(&mut self, seen: Seen) {
+        if seen.row != OWN {
+            self.out.deliveries.duplicates[seen.row as usize] += 1;
+        }
+    }
+
+    /// First valid copy of `msg` at `node`, received on its link `back`: deliver, mark
+    /// seen, relay.
+    fn accept(&mut self, node: u32, back: u32, msg: u32, hop: u16) {
+        let now = self.now();
+        let sender = self.links.peer[back as usize];
+        let row = self.out.deliveries.push(msg, node, now, sender, hop);
+        let expire = now + self.proto.seen_ttl_ns;
+        self.nodes[node as usize]
+            .seen
+            .insert(msg, Seen { expire, row, hop });
+        self.forward(node, msg, Some(back));
     }
 
     /// Drop expired seen entries, at most once a minute, as go's timecache does (so

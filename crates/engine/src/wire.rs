@@ -135,6 +135,8 @@ mod tests {
             max_ihave_messages: 10,
             gossip_retransmission: 3,
             iwant_followup_ns: 3_000_000_000,
+            peer_outbound_queue: 32,
+            validate_queue: 32,
             signing,
             message_id,
             topic_name_len: 20,

@@ -1,67 +1,20 @@
 //! The engine on hand-built graphs, checked against outcomes worked out on paper.
 
-use gossiplab_engine::{Config, Schedule, Simulation};
+use gossiplab_engine::{Schedule, Simulation};
 use serde_json::json;
 
-const MS: u64 = 1_000_000;
-const S: u64 = 1_000_000_000;
-
-fn config(nodes: u32, router: &str, latency_ns: u64, end_ns: u64, seed: u64) -> Config {
-    let n = nodes as usize;
-    let value = json!({
-        "seed": seed, "nodes": nodes, "end_ns": end_ns, "topics": 1,
-        "network": {
-            "latency": {"kind": "constant", "ns": latency_ns},
-            "upload_bps": vec![0; n], "download_bps": vec![0; n], "cpu_per_message_ns": vec![0; n]
-        },
-        "protocol": {
-            "router": router, "version": "1.1", "D": 6, "D_lo": 5, "D_hi": 12, "D_lazy": 6,
-            "D_score": 4, "D_out": 2, "heartbeat_ns": S, "heartbeat_initial_delay_ns": 100 * MS,
-            "history_length": 5, "history_gossip": 3, "gossip_factor": 0.25,
-            "fanout_ttl_ns": 60 * S, "seen_ttl_ns": 120 * S, "flood_publish": false,
-            "prune_backoff_ns": 60 * S, "unsubscribe_backoff_ns": 10 * S,
-            "backoff_clear_ticks": 15, "backoff_slack_ticks": 2,
-            "max_ihave_length": 5000, "max_ihave_messages": 10, "gossip_retransmission": 3,
-            "iwant_followup_ns": 3 * S, "signing": "strict-sign", "message_id": "go",
-            "topic_name_len": 20
-        },
-        "output": {"receipts": true}
-    });
-    Config::from_json(&value.to_string()).expect("valid config")
-}
+mod common;
+use common::*;
 
 fn one_message(publisher: u32, at: u64) -> Schedule {
-    Schedule {
-        t_intended_ns: vec![at],
-        publisher: vec![publisher],
-        size: vec![1000],
-        topic: vec![0],
-        batch: vec![0],
-    }
-}
-
-fn line(n: u32) -> Vec<(u32, u32)> {
-    (0..n - 1).map(|i| (i, i + 1)).collect()
-}
-
-fn full(n: u32) -> Vec<(u32, u32)> {
-    (0..n)
-        .flat_map(|a| (a + 1..n).map(move |b| (a, b)))
-        .collect()
-}
-
-/// Each node connected to the `k` nearest on each side of a ring: 2k-regular.
-fn circulant(n: u32, k: u32) -> Vec<(u32, u32)> {
-    (0..n)
-        .flat_map(|a| (1..=k).map(move |d| (a, (a + d) % n)))
-        .collect()
+    messages(publisher, at, 0, 1, 1000)
 }
 
 #[test]
 fn floodsub_on_a_line_delivers_hop_by_hop() {
     // Published at 100 ms, once every node has heard its neighbours' subscriptions.
     let mut sim = Simulation::new(
-        &config(5, "floodsub", 10 * MS, S, 1),
+        &config(5, "floodsub", 10 * MS, S, 1, json!({})),
         &line(5),
         &one_message(0, 100 * MS),
     )
@@ -90,7 +43,7 @@ fn floodsub_on_a_line_delivers_hop_by_hop() {
 fn floodsub_on_a_full_graph_gives_n_minus_2_duplicates() {
     let n = 7;
     let mut sim = Simulation::new(
-        &config(n, "floodsub", 5 * MS, S, 1),
+        &config(n, "floodsub", 5 * MS, S, 1, json!({})),
         &full(n),
         &one_message(3, 100 * MS),
     )
@@ -113,7 +66,7 @@ fn gossipsub_meshes_are_bounded_and_symmetric() {
     // Zero latency: no GRAFT or PRUNE is ever in flight when we look.
     let n = 50;
     let mut sim = Simulation::new(
-        &config(n, "gossipsub", 0, 20 * S, 7),
+        &config(n, "gossipsub", 0, 20 * S, 7, json!({})),
         &circulant(n, 5),
         &Schedule::default(),
     )
@@ -143,7 +96,7 @@ fn gossipsub_delivers_everything_on_a_connected_graph() {
         schedule.batch.push(i);
     }
     let mut sim = Simulation::new(
-        &config(n, "gossipsub", 20 * MS, 12 * S, 3),
+        &config(n, "gossipsub", 20 * MS, 12 * S, 3, json!({})),
         &circulant(n, 4),
         &schedule,
     )
@@ -169,7 +122,7 @@ fn same_seed_same_events_other_seed_other_events() {
             schedule.batch.push(i);
         }
         let mut sim = Simulation::new(
-            &config(40, "gossipsub", 15 * MS, 6 * S, seed),
+            &config(40, "gossipsub", 15 * MS, 6 * S, seed, json!({})),
             &circulant(40, 4),
             &schedule,
         )

@@ -1,0 +1,86 @@
+//! Helpers shared by the engine's integration tests.
+#![allow(dead_code)]
+
+use gossiplab_engine::{Config, Schedule};
+use serde_json::{json, Value};
+
+pub const MS: u64 = 1_000_000;
+pub const S: u64 = 1_000_000_000;
+
+/// go-default gossipsub (or `router`) on `nodes` nodes with constant `latency_ns`, no
+/// bandwidth or CPU limits; `patch` overrides any field (e.g. `{"protocol": {"D": 8}}`).
+pub fn config(
+    nodes: u32,
+    router: &str,
+    latency_ns: u64,
+    end_ns: u64,
+    seed: u64,
+    patch: Value,
+) -> Config {
+    let n = nodes as usize;
+    let mut value = json!({
+        "seed": seed, "nodes": nodes, "end_ns": end_ns, "topics": 1,
+        "network": {
+            "latency": {"kind": "constant", "ns": latency_ns},
+            "upload_bps": vec![0; n], "download_bps": vec![0; n], "cpu_per_message_ns": vec![0; n]
+        },
+        "protocol": {
+            "router": router, "version": "1.1", "D": 6, "D_lo": 5, "D_hi": 12, "D_lazy": 6,
+            "D_score": 4, "D_out": 2, "heartbeat_ns": S, "heartbeat_initial_delay_ns": 100 * MS,
+            "history_length": 5, "history_gossip": 3, "gossip_factor": 0.25,
+            "fanout_ttl_ns": 60 * S, "seen_ttl_ns": 120 * S, "flood_publish": false,
+            "prune_backoff_ns": 60 * S, "unsubscribe_backoff_ns": 10 * S,
+            "backoff_clear_ticks": 15, "backoff_slack_ticks": 2,
+            "max_ihave_length": 5000, "max_ihave_messages": 10, "gossip_retransmission": 3,
+            "iwant_followup_ns": 3 * S, "peer_outbound_queue": 32, "validate_queue": 32,
+            "signing": "strict-sign", "message_id": "go", "topic_name_len": 20
+        },
+        "output": {"receipts": true}
+    });
+    merge(&mut value, patch);
+    Config::from_json(&value.to_string()).expect("valid config")
+}
+
+fn merge(base: &mut Value, patch: Value) {
+    match (base, patch) {
+        (Value::Object(b), Value::Object(p)) => {
+            for (k, v) in p {
+                merge(b.entry(k).or_insert(Value::Null), v);
+            }
+        }
+        (b, p) => *b = p,
+    }
+}
+
+/// `count` messages of `size` bytes from `publisher`, `gap` apart from `start`.
+pub fn messages(publisher: u32, start: u64, gap: u64, count: u32, size: u32) -> Schedule {
+    Schedule {
+        t_intended_ns: (0..count).map(|i| start + u64::from(i) * gap).collect(),
+        publisher: vec![publisher; count as usize],
+        size: vec![size; count as usize],
+        topic: vec![0; count as usize],
+        batch: (0..count).collect(),
+    }
+}
+
+pub fn line(n: u32) -> Vec<(u32, u32)> {
+    (0..n - 1).map(|i| (i, i + 1)).collect()
+}
+
+pub fn full(n: u32) -> Vec<(u32, u32)> {
+    (0..n)
+        .flat_map(|a| (a + 1..n).map(move |b| (a, b)))
+        .collect()
+}
+
+/// Node 0 in the middle, connected to nodes 1..=leaves.
+pub fn star(leaves: u32) -> Vec<(u32, u32)> {
+    (1..=leaves).map(|i| (0, i)).collect()
+}
+
+/// Each node connected to the `k` nearest on each side of a ring: 2k-regular.
+pub fn circulant(n: u32, k: u32) -> Vec<(u32, u32)> {
+    (0..n)
+        .flat_map(|a| (1..=k).map(move |d| (a, (a + d) % n)))
+        .collect()
+}

@@ -1,0 +1,189 @@
+//! The network model against closed forms: serialization, ordering, fair sharing, TCP
+//! loss, CPU saturation and the outbound queue.
+
+mod common;
+use common::*;
+
+use gossiplab_engine::config::NetworkConfig;
+use gossiplab_engine::network::{loss_cost, segments, serialization_ns, Network};
+use gossiplab_engine::wire::WireSizes;
+use gossiplab_engine::Simulation;
+use serde_json::json;
+
+/// Framed bytes of a signed message of `size` payload bytes (go ids, 20-char topic).
+fn wire_bytes(size: u64) -> u64 {
+    let c = config(2, "floodsub", 0, S, 1, json!({}));
+    WireSizes::frame(WireSizes::new(&c.protocol).publish_field(size))
+}
+
+fn sorted_delivery_times(sim: &Simulation) -> Vec<u64> {
+    let mut t: Vec<u64> = sim
+        .output()
+        .deliveries
+        .t_ns
+        .iter()
+        .map(|&t| t as u64)
+        .collect();
+    t.sort_unstable();
+    t
+}
+
+#[test]
+fn one_megabyte_over_ten_megabytes_per_second_and_50ms_arrives_after_150ms() {
+    let publish_at = 100 * MS;
+    let c = config(
+        2,
+        "floodsub",
+        50 * MS,
+        2 * S,
+        1,
+        json!({"network": {"upload_bps": [80_000_000, 0]}}),
+    );
+    let mut sim = Simulation::new(&c, &line(2), &messages(0, publish_at, 0, 1, 1_000_000)).unwrap();
+    sim.run();
+    let bytes = wire_bytes(1_000_000);
+    // 100 ms of serialization for the megabyte, plus the framing bytes, plus 50 ms.
+    let expected = publish_at + 50 * MS + serialization_ns(bytes, 80_000_000);
+    assert_eq!(sorted_delivery_times(&sim), vec![expected]);
+    assert!(
+        expected - publish_at - 150 * MS < MS,
+        "framing adds well under a millisecond"
+    );
+}
+
+#[test]
+fn back_to_back_messages_arrive_in_order_spaced_by_serialization() {
+    let c = config(
+        2,
+        "floodsub",
+        20 * MS,
+        2 * S,
+        1,
+        json!({"network": {"upload_bps": [8_000_000, 0]}}),
+    );
+    let mut sim = Simulation::new(&c, &line(2), &messages(0, 100 * MS, 0, 2, 50_000)).unwrap();
+    sim.run();
+    let d = &sim.output().deliveries;
+    assert_eq!(d.msg, vec![0, 1], "published first, delivered first");
+    let gap = (d.t_ns[1] - d.t_ns[0]) as u64;
+    assert_eq!(gap, serialization_ns(wire_bytes(50_000), 8_000_000));
+}
+
+#[test]
+fn eight_copies_of_128_kib_on_a_50_mbit_uplink_take_about_168ms_shared_fairly() {
+    let leaves = 8;
+    let mut upload = vec![0u64; leaves as usize + 1];
+    upload[0] = 50_000_000;
+    let c = config(
+        leaves + 1,
+        "floodsub",
+        0,
+        2 * S,
+        1,
+        json!({"network": {"upload_bps": upload}}),
+    );
+    let mut sim =
+        Simulation::new(&c, &star(leaves), &messages(0, 100 * MS, 0, 1, 128 * 1024)).unwrap();
+    sim.run();
+    let times: Vec<u64> = sorted_delivery_times(&sim)
+        .iter()
+        .map(|t| t - 100 * MS)
+        .collect();
+    let total = serialization_ns(8 * wire_bytes(128 * 1024), 50_000_000);
+    assert!(
+        (total as f64 - 167.77e6).abs() < 0.5e6,
+        "8 x 128 KiB at 50 Mbit is 167.8 ms"
+    );
+    assert_eq!(*times.last().unwrap(), total);
+    // Fair sharing: nobody gets a full copy much before the others (FIFO would deliver
+    // the first after 1/8 of the time).
+    assert!(times[0] > total * 7 / 8 - 3 * MS, "{times:?}");
+}
+
+#[test]
+fn mean_retransmission_delay_matches_the_loss_formula() {
+    let p = 0.02;
+    let latency = 30 * MS;
+    let bytes = 20 * 1460; // 20 segments
+    let config = NetworkConfig {
+        latency: gossiplab_engine::config::LatencyModel::Constant { ns: latency },
+        jitter_ns: 0,
+        loss: p,
+        upload_bps: vec![0, 0],
+        download_bps: vec![0, 0],
+        cpu_per_message_ns: vec![0, 0],
+    };
+    let mut net = Network::new(&config, 1, 9);
+    let trials = 40_000u64;
+    let mut extra = 0u64;
+    for i in 0..trials {
+        // Sends far apart, so head-of-line blocking never carries a delay over.
+        let sent = i * 10 * S;
+        extra += net.propagate(sent, 0, latency, bytes) - sent - latency;
+    }
+    let k = segments(bytes);
+    let expected: f64 = (0..k)
+        .map(|i| p * loss_cost(i, k, 2 * latency) as f64)
+        .sum();
+    let measured = extra as f64 / trials as f64;
+    // Standard error of the mean is about 1.5% here; allow 6%.
+    assert!(
+        (measured / expected - 1.0).abs() < 0.06,
+        "measured {measured}, formula {expected}"
+    );
+}
+
+#[test]
+fn a_saturated_cpu_falls_behind_and_a_small_validation_queue_drops() {
+    // Node 1 needs 10 ms per message; node 0 sends one every millisecond.
+    let c = config(
+        2,
+        "floodsub",
+        MS,
+        5 * S,
+        1,
+        json!({"network": {"cpu_per_message_ns": [0, 10 * MS]}, "protocol": {"validate_queue": 5}}),
+    );
+    let count = 100;
+    let mut sim = Simulation::new(&c, &line(2), &messages(0, 100 * MS, MS, count, 100)).unwrap();
+    sim.run();
+    let delivered = sim.output().deliveries.len() as u64;
+    let dropped: u64 = sim
+        .output()
+        .drops
+        .iter()
+        .filter(|(k, _)| k.reason == "validation-queue-full")
+        .map(|(_, c)| c)
+        .sum();
+    assert_eq!(delivered + dropped, u64::from(count));
+    // 100 ms of arrivals: one in service + 5 waiting at first, then one per 10 ms.
+    assert!((15..=18).contains(&delivered), "delivered {delivered}");
+    // It falls behind: the last delivery comes long after the last publication.
+    let last = *sorted_delivery_times(&sim).last().unwrap();
+    assert!(last >= 100 * MS + delivered * 10 * MS);
+}
+
+#[test]
+fn a_full_outbound_queue_drops_exactly_what_exceeds_it() {
+    // 50 messages at once to one peer over a slow uplink; the queue holds 10 waiting
+    // RPCs besides the one being written.
+    let c = config(
+        2,
+        "floodsub",
+        MS,
+        60 * S,
+        1,
+        json!({"network": {"upload_bps": [1_000_000, 0]}, "protocol": {"peer_outbound_queue": 10}}),
+    );
+    let mut sim = Simulation::new(&c, &line(2), &messages(0, 100 * MS, 0, 50, 1000)).unwrap();
+    sim.run();
+    assert_eq!(sim.output().deliveries.len(), 11);
+    let dropped: u64 = sim
+        .output()
+        .drops
+        .iter()
+        .filter(|(k, _)| k.reason == "outbound-queue-full")
+        .map(|(_, c)| c)
+        .sum();
+    assert_eq!(dropped, 39);
+}
