@@ -1,17 +1,75 @@
-// Command gossiplab-node will run one real go-libp2p-pubsub node of a testbed
-// experiment (see the testbed issue). For now it only states that it is not built yet,
-// so that the module, its vet and its tests are already part of `make test`.
+// Command gossiplab-node is the Go side of gossiplab's testbed backend. It has three
+// subcommands:
+//
+//	gossiplab-node node CONFIG.json   one real go-libp2p-pubsub node (see node.go)
+//	gossiplab-node delay CONFIG.json  the NFQUEUE delay stage of the core namespace
+//	gossiplab-node version            the versions it was built with, as JSON
+//
+// The Python orchestrator (python/gossiplab/testbed) writes the configs, starts one node
+// per network namespace and reads back what they write.
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
+	"runtime"
+	"runtime/debug"
 )
 
-// notYet is the message every entry point gives until the testbed lands.
-const notYet = "gossiplab-node: the testbed backend is not implemented yet; use backend = \"model\""
+// modules whose versions a run records.
+var recordedModules = []string{
+	"github.com/libp2p/go-libp2p",
+	"github.com/libp2p/go-libp2p-pubsub",
+	"github.com/florianl/go-nfqueue/v2",
+	"github.com/quic-go/quic-go",
+	"github.com/libp2p/go-yamux/v5",
+	"github.com/flynn/noise",
+}
+
+func buildVersions() map[string]string {
+	versions := map[string]string{"go": runtime.Version()}
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return versions
+	}
+	for _, dep := range info.Deps {
+		for _, name := range recordedModules {
+			if dep.Path == name {
+				versions[name] = dep.Version
+			}
+		}
+	}
+	return versions
+}
+
+const usage = "usage: gossiplab-node node CONFIG.json | delay CONFIG.json | version"
 
 func main() {
-	fmt.Fprintln(os.Stderr, notYet)
-	os.Exit(2)
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, usage)
+		os.Exit(2)
+	}
+	var err error
+	switch os.Args[1] {
+	case "node", "delay":
+		if len(os.Args) != 3 {
+			fmt.Fprintln(os.Stderr, usage)
+			os.Exit(2)
+		}
+		if os.Args[1] == "node" {
+			err = runNode(os.Args[2])
+		} else {
+			err = runDelay(os.Args[2])
+		}
+	case "version":
+		err = json.NewEncoder(os.Stdout).Encode(buildVersions())
+	default:
+		fmt.Fprintln(os.Stderr, usage)
+		os.Exit(2)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "gossiplab-node %s: %v\n", os.Args[1], err)
+		os.Exit(1)
+	}
 }

@@ -1,0 +1,135 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+)
+
+// Config is everything one node needs, written by the Python orchestrator as JSON.
+// Durations are integer nanoseconds so that no unit parsing is repeated here: the
+// scenario was validated and resolved once, in Python.
+type Config struct {
+	Index     int          `json:"index"`
+	Seed      uint64       `json:"seed"`
+	Listen    string       `json:"listen"`
+	Peers     []PeerConfig `json:"peers"`
+	Transport string       `json:"transport"` // tcp | quic
+	Security  string       `json:"security"`  // noise | tls
+	Muxer     string       `json:"muxer"`     // yamux (tcp) | quic (native streams)
+	Router    string       `json:"router"`    // gossipsub | floodsub | randomsub
+	// RandomsubSize is the network size randomsub uses for its sqrt(n) fan-out.
+	RandomsubSize int            `json:"randomsub_size"`
+	Version       string         `json:"version"` // gossipsub 1.0 | 1.1 | 1.2
+	Protocol      ProtocolConfig `json:"protocol"`
+	Score         *ScoreConfig   `json:"score,omitempty"`
+	Topics        int            `json:"topics"`
+	// Schedule holds only this node's publications, in intended-time order.
+	Schedule []Publication `json:"schedule"`
+	// WarmupNs bounds the wait for meshes: a node is ready when its meshes are formed
+	// or when this long has passed since it started, whichever comes first.
+	WarmupNs int64  `json:"warmup_ns"`
+	Dir      string `json:"dir"`
+	Profile  bool   `json:"profile"`
+	// TraceRPC keeps SEND_RPC/RECV_RPC/DROP_RPC events in the trace file; they are
+	// large and traffic is counted exactly by the raw tracer anyway.
+	TraceRPC bool `json:"trace_rpc"`
+}
+
+// PeerConfig is one neighbour in the static topology.
+type PeerConfig struct {
+	Index int    `json:"index"`
+	Addr  string `json:"addr"`
+	Dial  bool   `json:"dial"` // true when this node opens the connection
+}
+
+// Publication is one message this node publishes.
+type Publication struct {
+	Msg   uint32 `json:"msg"`
+	TNs   int64  `json:"t_ns"` // intended time, ns after the run's start
+	Size  int    `json:"size"`
+	Topic int    `json:"topic"`
+}
+
+// ProtocolConfig mirrors the scenario's [protocol] section (times in ns).
+type ProtocolConfig struct {
+	D                       int     `json:"D"`
+	Dlo                     int     `json:"D_lo"`
+	Dhi                     int     `json:"D_hi"`
+	Dlazy                   int     `json:"D_lazy"`
+	Dscore                  int     `json:"D_score"`
+	Dout                    int     `json:"D_out"`
+	HeartbeatNs             int64   `json:"heartbeat_ns"`
+	HeartbeatInitialDelayNs int64   `json:"heartbeat_initial_delay_ns"`
+	HistoryLength           int     `json:"history_length"`
+	HistoryGossip           int     `json:"history_gossip"`
+	GossipFactor            float64 `json:"gossip_factor"`
+	GossipRetransmission    int     `json:"gossip_retransmission"`
+	FanoutTTLNs             int64   `json:"fanout_ttl_ns"`
+	SeenTTLNs               int64   `json:"seen_ttl_ns"`
+	FloodPublish            bool    `json:"flood_publish"`
+	PruneBackoffNs          int64   `json:"prune_backoff_ns"`
+	UnsubscribeBackoffNs    int64   `json:"unsubscribe_backoff_ns"`
+	GraftFloodThresholdNs   int64   `json:"graft_flood_threshold_ns"`
+	OpportunisticGraftTicks uint64  `json:"opportunistic_graft_ticks"`
+	OpportunisticGraftPeers int     `json:"opportunistic_graft_peers"`
+	MaxIHaveLength          int     `json:"max_ihave_length"`
+	MaxIHaveMessages        int     `json:"max_ihave_messages"`
+	IWantFollowupNs         int64   `json:"iwant_followup_ns"`
+	IDontWantThreshold      int     `json:"idontwant_threshold"`
+	PeerOutboundQueue       int     `json:"peer_outbound_queue"`
+	ValidateQueue           int     `json:"validate_queue"`
+	Signing                 string  `json:"signing"`    // strict-sign | strict-no-sign
+	MessageID               string  `json:"message_id"` // go | ethereum
+}
+
+// ScoreConfig mirrors [protocol.score]; present only when scoring is enabled.
+type ScoreConfig struct {
+	GossipThreshold                   float64 `json:"gossip_threshold"`
+	PublishThreshold                  float64 `json:"publish_threshold"`
+	GraylistThreshold                 float64 `json:"graylist_threshold"`
+	AcceptPXThreshold                 float64 `json:"accept_px_threshold"`
+	OpportunisticGraftThreshold       float64 `json:"opportunistic_graft_threshold"`
+	TopicScoreCap                     float64 `json:"topic_score_cap"`
+	TopicWeight                       float64 `json:"topic_weight"`
+	TimeInMeshWeight                  float64 `json:"time_in_mesh_weight"`
+	TimeInMeshQuantumNs               int64   `json:"time_in_mesh_quantum_ns"`
+	TimeInMeshCap                     float64 `json:"time_in_mesh_cap"`
+	FirstMessageDeliveriesWeight      float64 `json:"first_message_deliveries_weight"`
+	FirstMessageDeliveriesDecay       float64 `json:"first_message_deliveries_decay"`
+	FirstMessageDeliveriesCap         float64 `json:"first_message_deliveries_cap"`
+	MeshMessageDeliveriesWeight       float64 `json:"mesh_message_deliveries_weight"`
+	MeshMessageDeliveriesDecay        float64 `json:"mesh_message_deliveries_decay"`
+	MeshMessageDeliveriesThreshold    float64 `json:"mesh_message_deliveries_threshold"`
+	MeshMessageDeliveriesCap          float64 `json:"mesh_message_deliveries_cap"`
+	MeshMessageDeliveriesActivationNs int64   `json:"mesh_message_deliveries_activation_ns"`
+	MeshMessageDeliveriesWindowNs     int64   `json:"mesh_message_deliveries_window_ns"`
+	MeshFailurePenaltyWeight          float64 `json:"mesh_failure_penalty_weight"`
+	MeshFailurePenaltyDecay           float64 `json:"mesh_failure_penalty_decay"`
+	InvalidMessageDeliveriesWeight    float64 `json:"invalid_message_deliveries_weight"`
+	InvalidMessageDeliveriesDecay     float64 `json:"invalid_message_deliveries_decay"`
+	AppSpecificWeight                 float64 `json:"app_specific_weight"`
+	IPColocationFactorWeight          float64 `json:"ip_colocation_factor_weight"`
+	IPColocationFactorThreshold       float64 `json:"ip_colocation_factor_threshold"`
+	BehaviourPenaltyWeight            float64 `json:"behaviour_penalty_weight"`
+	BehaviourPenaltyThreshold         float64 `json:"behaviour_penalty_threshold"`
+	BehaviourPenaltyDecay             float64 `json:"behaviour_penalty_decay"`
+	DecayIntervalNs                   int64   `json:"decay_interval_ns"`
+	DecayToZero                       float64 `json:"decay_to_zero"`
+	RetainScoreNs                     int64   `json:"retain_score_ns"`
+}
+
+func readConfig(path string) (*Config, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var c Config
+	if err := json.Unmarshal(raw, &c); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if c.Topics < 1 {
+		return nil, fmt.Errorf("%s: topics must be >= 1", path)
+	}
+	return &c, nil
+}

@@ -1,0 +1,330 @@
+package main
+
+import (
+	"container/heap"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/netip"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	nfqueue "github.com/florianl/go-nfqueue/v2"
+	"github.com/mdlayher/netlink"
+)
+
+// The delay stage: a userspace replacement for netem's delay on kernels without it.
+// iptables sends every forwarded IPv4 packet of the core namespace to an NFQUEUE; this
+// process holds each one and accepts it once its pair's one-way latency (plus jitter)
+// has passed since it entered the queue. It measures its own error: how late each
+// release is, against the intended time.
+
+// DelayConfig is written by the orchestrator.
+type DelayConfig struct {
+	Queue    uint16      `json:"queue"`
+	JitterNs int64       `json:"jitter_ns"`
+	Seed     uint64      `json:"seed"`
+	Pairs    []DelayPair `json:"pairs"`
+	Stats    string      `json:"stats"` // where to write the statistics on exit
+}
+
+// DelayPair is the one-way latency from Src to Dst (IPv4 addresses).
+type DelayPair struct {
+	Src     string `json:"src"`
+	Dst     string `json:"dst"`
+	DelayNs int64  `json:"delay_ns"`
+}
+
+// held is one packet waiting for its verdict.
+type held struct {
+	release time.Time
+	seq     uint64 // ties in release time keep arrival order
+	id      uint32
+}
+
+type releaseHeap []held
+
+func (h releaseHeap) Len() int { return len(h) }
+func (h releaseHeap) Less(i, j int) bool {
+	if h[i].release.Equal(h[j].release) {
+		return h[i].seq < h[j].seq
+	}
+	return h[i].release.Before(h[j].release)
+}
+func (h releaseHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *releaseHeap) Push(x any)   { *h = append(*h, x.(held)) }
+func (h *releaseHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// latenessHistogram counts release lateness in 10 µs buckets up to 1 s, plus overflow.
+type latenessHistogram struct {
+	counts [100001]uint64
+	max    time.Duration
+	total  uint64
+}
+
+const latenessBucket = 10 * time.Microsecond
+
+func (l *latenessHistogram) add(d time.Duration) {
+	if d < 0 {
+		d = 0
+	}
+	b := int(d / latenessBucket)
+	if b >= len(l.counts) {
+		b = len(l.counts) - 1
+	}
+	l.counts[b]++
+	l.total++
+	l.max = max(l.max, d)
+}
+
+// quantile is the upper edge of the bucket holding the q-th value (nearest rank).
+func (l *latenessHistogram) quantile(q float64) time.Duration {
+	if l.total == 0 {
+		return 0
+	}
+	rank := uint64(q*float64(l.total) + 0.999999)
+	rank = max(rank, 1)
+	var seen uint64
+	for b, c := range l.counts {
+		seen += c
+		if seen >= rank {
+			return min(time.Duration(b+1)*latenessBucket, l.max)
+		}
+	}
+	return l.max
+}
+
+type pairKey uint64
+
+func pairOf(src, dst [4]byte) pairKey {
+	return pairKey(uint64(binary.BigEndian.Uint32(src[:]))<<32 | uint64(binary.BigEndian.Uint32(dst[:])))
+}
+
+// delayStage keeps the pair table, the held packets and the statistics.
+type delayStage struct {
+	mu            sync.Mutex
+	delays        map[pairKey]time.Duration
+	last          map[pairKey]time.Time // latest release per pair: jitter never reorders a pair
+	jitter        int64
+	rng           *rand.Rand
+	held          releaseHeap
+	seq           uint64
+	wake          chan struct{}
+	late          latenessHistogram
+	packets       uint64
+	unknown       uint64 // packets of pairs without a configured delay: passed at once
+	verdictErrors uint64
+}
+
+func newDelayStage(c *DelayConfig) (*delayStage, error) {
+	s := &delayStage{
+		delays: map[pairKey]time.Duration{},
+		last:   map[pairKey]time.Time{},
+		jitter: c.JitterNs,
+		rng:    rand.New(rand.NewPCG(c.Seed, 0x6a69747465720000)),
+		wake:   make(chan struct{}, 1),
+	}
+	for _, p := range c.Pairs {
+		src, err := netip.ParseAddr(p.Src)
+		if err != nil || !src.Is4() {
+			return nil, fmt.Errorf("pair source %q is not an IPv4 address", p.Src)
+		}
+		dst, err := netip.ParseAddr(p.Dst)
+		if err != nil || !dst.Is4() {
+			return nil, fmt.Errorf("pair destination %q is not an IPv4 address", p.Dst)
+		}
+		s.delays[pairOf(src.As4(), dst.As4())] = time.Duration(p.DelayNs)
+	}
+	return s, nil
+}
+
+// admit decides when packet `id` leaves; ok is false when it should pass at once.
+func (s *delayStage) admit(id uint32, packet []byte, arrived time.Time) bool {
+	if len(packet) < 20 || packet[0]>>4 != 4 {
+		return false
+	}
+	var src, dst [4]byte
+	copy(src[:], packet[12:16])
+	copy(dst[:], packet[16:20])
+	key := pairOf(src, dst)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.packets++
+	delay, ok := s.delays[key]
+	if !ok || (delay == 0 && s.jitter == 0) {
+		s.unknown++
+		return false
+	}
+	if s.jitter > 0 {
+		delay += time.Duration(s.rng.Int64N(s.jitter + 1))
+	}
+	release := arrived.Add(delay)
+	if last, ok := s.last[key]; ok && release.Before(last) {
+		release = last
+	}
+	s.last[key] = release
+	s.seq++
+	heap.Push(&s.held, held{release: release, seq: s.seq, id: id})
+	if s.held[0].id == id {
+		select {
+		case s.wake <- struct{}{}:
+		default:
+		}
+	}
+	return true
+}
+
+// releaser accepts held packets when their time comes and records how late it was.
+func (s *delayStage) releaser(ctx context.Context, nf *nfqueue.Nfqueue) {
+	timer := time.NewTimer(time.Hour)
+	for {
+		s.mu.Lock()
+		now := time.Now()
+		for len(s.held) > 0 && !s.held[0].release.After(now) {
+			p := popHeld(&s.held)
+			if err := nf.SetVerdict(p.id, nfqueue.NfAccept); err != nil {
+				s.verdictErrors++
+			}
+			s.late.add(time.Since(p.release))
+		}
+		wait := time.Hour
+		if len(s.held) > 0 {
+			wait = time.Until(s.held[0].release)
+		}
+		s.mu.Unlock()
+		timer.Reset(wait)
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.wake:
+			if !timer.Stop() {
+				<-timer.C
+			}
+		case <-timer.C:
+		}
+	}
+}
+
+// queueDrops reads the kernel's drop counters for `queue` in this namespace: packets
+// the queue had no room for, and packets that could not be handed to this process.
+func queueDrops(queue uint16) (uint64, uint64) {
+	raw, err := os.ReadFile("/proc/net/netfilter/nfnetlink_queue")
+	if err != nil {
+		return 0, 0
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 7 && f[0] == strconv.Itoa(int(queue)) {
+			full, _ := strconv.ParseUint(f[5], 10, 64)
+			user, _ := strconv.ParseUint(f[6], 10, 64)
+			return full, user
+		}
+	}
+	return 0, 0
+}
+
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
+}
+
+func (s *delayStage) stats(queue uint16, wall time.Duration) map[string]any {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	full, user := queueDrops(queue)
+	ms := func(d time.Duration) float64 { return float64(d) / 1e6 }
+	return map[string]any{
+		"packets":          s.packets,
+		"delayed":          s.late.total,
+		"passed_undelayed": s.unknown,
+		"held_at_exit":     len(s.held),
+		"lateness_ms": map[string]float64{
+			"p50": ms(s.late.quantile(0.50)), "p99": ms(s.late.quantile(0.99)),
+			"p999": ms(s.late.quantile(0.999)), "max": ms(s.late.max),
+		},
+		"cpu_s":          cpuSeconds(),
+		"wall_s":         wall.Seconds(),
+		"queue_dropped":  full,
+		"user_dropped":   user,
+		"verdict_errors": s.verdictErrors,
+	}
+}
+
+func runDelay(configPath string) error {
+	raw, err := os.ReadFile(configPath)
+	if err != nil {
+		return err
+	}
+	var c DelayConfig
+	if err := json.Unmarshal(raw, &c); err != nil {
+		return fmt.Errorf("%s: %w", configPath, err)
+	}
+	s, err := newDelayStage(&c)
+	if err != nil {
+		return err
+	}
+	started := time.Now()
+	nf, err := nfqueue.Open(&nfqueue.Config{
+		NfQueue: c.Queue,
+		// Only the IPv4 header is needed to find the pair; copying less costs less.
+		MaxPacketLen: 64,
+		MaxQueueLen:  1 << 16,
+		Copymode:     nfqueue.NfQnlCopyPacket,
+		WriteTimeout: 50 * time.Millisecond,
+	})
+	if err != nil {
+		return fmt.Errorf("opening NFQUEUE %d: %w", c.Queue, err)
+	}
+	defer nf.Close()
+	_ = nf.SetOption(netlink.NoENOBUFS, true)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go s.releaser(ctx, nf)
+	hook := func(a nfqueue.Attribute) int {
+		arrived := time.Now()
+		if a.PacketID == nil {
+			return 0
+		}
+		var packet []byte
+		if a.Payload != nil {
+			packet = *a.Payload
+		}
+		if !s.admit(*a.PacketID, packet, arrived) {
+			_ = nf.SetVerdict(*a.PacketID, nfqueue.NfAccept)
+		}
+		return 0
+	}
+	errFn := func(error) int { return 0 } // keep going: a lost read shows as lateness
+	if err := nf.RegisterWithErrorFunc(ctx, hook, errFn); err != nil {
+		return fmt.Errorf("registering on NFQUEUE %d: %w", c.Queue, err)
+	}
+	emit(map[string]any{"event": "ready", "pairs": len(c.Pairs)})
+	signals := make(chan os.Signal, 1)
+	signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT)
+	<-signals
+	stats := s.stats(c.Queue, time.Since(started))
+	out, _ := json.MarshalIndent(stats, "", " ")
+	if c.Stats != "" {
+		if err := os.WriteFile(c.Stats, out, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func popHeld(h *releaseHeap) held { return heap.Pop(h).(held) }

@@ -1,0 +1,238 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"sync"
+
+	pubsub "github.com/libp2p/go-libp2p-pubsub"
+	pb "github.com/libp2p/go-libp2p-pubsub/pb"
+	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/libp2p/go-libp2p/core/protocol"
+)
+
+// fileTracer writes go-libp2p-pubsub's trace events as ndjson, the encoding of the
+// library's own JSONTracer, but with a Close that waits until every event is on disk:
+// the orchestrator reads the file as soon as the node exits. Events are buffered in
+// memory and written by one goroutine, so the pubsub event loop never waits on a write.
+// It also records the message id of each local publish: PUBLISH_MESSAGE is traced
+// synchronously inside Topic.Publish, on the publishing goroutine (validation.go
+// ValidateLocal), so the id seen between `expect` and `take` is that publish's.
+type fileTracer struct {
+	mu       sync.Mutex
+	buf      []*pb.TraceEvent
+	wake     chan struct{}
+	done     chan struct{}
+	closed   bool
+	keepRPC  bool
+	lastID   []byte
+	expected bool
+}
+
+func newFileTracer(path string, keepRPC bool) (*fileTracer, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	t := &fileTracer{wake: make(chan struct{}, 1), done: make(chan struct{}), keepRPC: keepRPC}
+	go t.write(f)
+	return t, nil
+}
+
+func (t *fileTracer) Trace(evt *pb.TraceEvent) {
+	switch evt.GetType() {
+	case pb.TraceEvent_SEND_RPC, pb.TraceEvent_RECV_RPC, pb.TraceEvent_DROP_RPC:
+		if !t.keepRPC {
+			return
+		}
+	}
+	t.mu.Lock()
+	if evt.GetType() == pb.TraceEvent_PUBLISH_MESSAGE && t.expected {
+		t.lastID = evt.GetPublishMessage().GetMessageID()
+		t.expected = false
+	}
+	if !t.closed {
+		t.buf = append(t.buf, evt)
+	}
+	t.mu.Unlock()
+	select {
+	case t.wake <- struct{}{}:
+	default:
+	}
+}
+
+// expect marks the start of a local publish; take returns the id traced since.
+func (t *fileTracer) expect() {
+	t.mu.Lock()
+	t.expected, t.lastID = true, nil
+	t.mu.Unlock()
+}
+
+func (t *fileTracer) take() []byte {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.expected = false
+	return t.lastID
+}
+
+func (t *fileTracer) write(f *os.File) {
+	w := bufio.NewWriterSize(f, 1<<20)
+	enc := json.NewEncoder(w)
+	var batch []*pb.TraceEvent
+	for {
+		_, open := <-t.wake
+		t.mu.Lock()
+		batch, t.buf = t.buf, batch[:0]
+		closed := t.closed
+		t.mu.Unlock()
+		for i, evt := range batch {
+			_ = enc.Encode(evt) // a lost line shows up as a missing event, reported by the converter
+			batch[i] = nil
+		}
+		if !open || closed {
+			t.mu.Lock()
+			rest := t.buf
+			t.buf = nil
+			t.mu.Unlock()
+			for _, evt := range rest {
+				_ = enc.Encode(evt)
+			}
+			_ = w.Flush()
+			_ = f.Close()
+			close(t.done)
+			return
+		}
+	}
+}
+
+// Close stops accepting events and returns once the file is complete.
+func (t *fileTracer) Close() {
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		<-t.done
+		return
+	}
+	t.closed = true
+	t.mu.Unlock()
+	close(t.wake)
+	<-t.done
+}
+
+// kindCounters is one row of the traffic table.
+type kindCounters struct {
+	MsgsSent  uint64 `json:"msgs_sent"`
+	BytesSent uint64 `json:"bytes_sent"`
+	MsgsRecv  uint64 `json:"msgs_recv"`
+	BytesRecv uint64 `json:"bytes_recv"`
+}
+
+type dropKey struct {
+	peer   peer.ID
+	kind   string
+	reason string
+}
+
+// rawTracer counts traffic per kind with exact wire sizes, drops by peer, kind and
+// reason, and keeps each topic's mesh size for the readiness signal. Its callbacks
+// run synchronously on pubsub's goroutines, so they only count under a mutex.
+type rawTracer struct {
+	mu      sync.Mutex
+	traffic [kindCount]kindCounters
+	drops   map[dropKey]uint64
+	mesh    map[string]map[peer.ID]bool
+}
+
+func newRawTracer() *rawTracer {
+	return &rawTracer{drops: map[dropKey]uint64{}, mesh: map[string]map[peer.ID]bool{}}
+}
+
+func (r *rawTracer) SendRPC(rpc *pubsub.RPC, _ peer.ID) {
+	m := measureRPC(&rpc.RPC)
+	r.mu.Lock()
+	for k := range kindCount {
+		r.traffic[k].MsgsSent += m.items[k]
+		r.traffic[k].BytesSent += m.bytes[k]
+	}
+	r.mu.Unlock()
+}
+
+func (r *rawTracer) RecvRPC(rpc *pubsub.RPC) {
+	m := measureRPC(&rpc.RPC)
+	r.mu.Lock()
+	for k := range kindCount {
+		r.traffic[k].MsgsRecv += m.items[k]
+		r.traffic[k].BytesRecv += m.bytes[k]
+	}
+	r.mu.Unlock()
+}
+
+// DropRPC: the peer's outbound queue was full. Every item of the RPC is lost, except
+// GRAFT/PRUNE, which go piggybacks on a later RPC; they are counted all the same,
+// since the drop event is what is reported.
+func (r *rawTracer) DropRPC(rpc *pubsub.RPC, p peer.ID) {
+	m := measureRPC(&rpc.RPC)
+	r.mu.Lock()
+	for k := range kindCount {
+		if m.items[k] > 0 {
+			r.drops[dropKey{p, kindNames[k], "queue-full"}] += m.items[k]
+		}
+	}
+	r.mu.Unlock()
+}
+
+// rejectReasons names go's reject reasons in the drops table's vocabulary; the others
+// (bad signatures, validator verdicts) cannot happen with honest nodes and keep go's text.
+var rejectReasons = map[string]string{
+	pubsub.RejectValidationQueueFull: "validate-queue-full",
+	pubsub.RejectValidationThrottled: "validate-throttled",
+}
+
+func (r *rawTracer) RejectMessage(msg *pubsub.Message, reason string) {
+	if named, ok := rejectReasons[reason]; ok {
+		reason = named
+	}
+	r.mu.Lock()
+	r.drops[dropKey{msg.ReceivedFrom, kindNames[kindPayload], reason}]++
+	r.mu.Unlock()
+}
+
+func (r *rawTracer) UndeliverableMessage(msg *pubsub.Message) {
+	r.mu.Lock()
+	r.drops[dropKey{msg.ReceivedFrom, kindNames[kindPayload], "undeliverable"}]++
+	r.mu.Unlock()
+}
+
+func (r *rawTracer) Graft(p peer.ID, topic string) {
+	r.mu.Lock()
+	if r.mesh[topic] == nil {
+		r.mesh[topic] = map[peer.ID]bool{}
+	}
+	r.mesh[topic][p] = true
+	r.mu.Unlock()
+}
+
+func (r *rawTracer) Prune(p peer.ID, topic string) {
+	r.mu.Lock()
+	delete(r.mesh[topic], p)
+	r.mu.Unlock()
+}
+
+func (r *rawTracer) meshSize(topic string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.mesh[topic])
+}
+
+func (r *rawTracer) OnNewOutboundStream(peer.ID, protocol.ID) {}
+func (r *rawTracer) OnClosedOutboundStream(peer.ID)           {}
+func (r *rawTracer) Join(string)                              {}
+func (r *rawTracer) Leave(string)                             {}
+func (r *rawTracer) ValidateMessage(*pubsub.Message)          {}
+func (r *rawTracer) DeliverMessage(*pubsub.Message)           {}
+func (r *rawTracer) DuplicateMessage(*pubsub.Message)         {}
+func (r *rawTracer) ThrottlePeer(peer.ID)                     {}
+
+var _ pubsub.RawTracer = (*rawTracer)(nil)
+var _ pubsub.EventTracer = (*fileTracer)(nil)
