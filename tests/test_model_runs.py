@@ -149,3 +149,17 @@ def test_features_not_modelled_yet_are_refused_by_name(tmp_path: Path) -> None:
         run_to(tmp_path, s)
     paths = {p.path for p in caught.value.problems}
     assert {"output.mode", "protocol.version"} <= paths
+
+
+def test_scoring_on_still_delivers_everything_to_honest_nodes(tmp_path: Path) -> None:
+    s = scenario(
+        tmp_path,
+        topology={"kind": "random-regular", "nodes": 40, "degree": 8},
+        network={"latency": "30ms"},
+        protocol={"score": {"enabled": True}},
+        workload={"messages": 100, "rate": "20/s"},
+    )
+    result = run_to(tmp_path, s)
+    # Honest nodes never score below 0, so scoring must not cost any delivery.
+    assert result.summary["delivery"]["ratio"] == 1.0
+    assert result.summary["drops"]["total"] == 0

@@ -56,10 +56,6 @@ def unsupported_features(s: Scenario) -> list[Problem]:
                 'use version = "1.0" or "1.1"',
             )
         )
-    if s.protocol.score.enabled:
-        problems.append(
-            Problem("protocol.score.enabled", f"peer scoring is {later}", "set it to false")
-        )
     if s.faults:
         problems.append(Problem("faults", f"faults are {later}", "remove the [[faults]] entries"))
     if s.output.mode != "full":
@@ -115,6 +111,40 @@ def node_resources(s: Scenario, nodes: int) -> dict[str, list[int]]:
     return {"upload_bps": upload, "download_bps": download, "cpu_per_message_ns": cpu}
 
 
+# Score fields that are durations: the engine takes them in ns under a *_ns name.
+_SCORE_DURATIONS = (
+    "time_in_mesh_quantum",
+    "mesh_message_deliveries_activation",
+    "mesh_message_deliveries_window",
+    "decay_interval",
+)
+# Score fields the engine has no use for: P5 (no application score), P6 (every node has
+# an address of its own) and retention (peers never disconnect in the model).
+_SCORE_UNUSED = (
+    "enabled",
+    "app_specific_weight",
+    "ip_colocation_factor_weight",
+    "ip_colocation_factor_threshold",
+    "retain_score",
+)
+
+
+def _score_config(s: Scenario) -> dict[str, Any] | None:
+    score = s.protocol.score
+    if not score.enabled:
+        return None
+    fields = score.model_dump()
+    config = {
+        (f"{name}_ns" if name in _SCORE_DURATIONS else name): value
+        for name, value in fields.items()
+        if name not in _SCORE_UNUSED
+    }
+    config["graft_flood_threshold_ns"] = s.protocol.graft_flood_threshold
+    config["opportunistic_graft_ticks"] = s.protocol.opportunistic_graft_ticks
+    config["opportunistic_graft_peers"] = s.protocol.opportunistic_graft_peers
+    return config
+
+
 def engine_config(s: Scenario, nodes: int, end_ns: int) -> dict[str, Any]:
     """The engine's configuration for scenario `s` (see crates/engine/src/config.rs)."""
     p = s.protocol
@@ -159,6 +189,7 @@ def engine_config(s: Scenario, nodes: int, end_ns: int) -> dict[str, Any]:
             "signing": p.signing,
             "message_id": p.message_id,
             "topic_name_len": TOPIC_NAME_LENGTH,
+            "score": _score_config(s),
         },
         "output": {"receipts": s.output.receipts},
     }

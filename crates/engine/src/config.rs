@@ -7,6 +7,8 @@
 
 use serde::Deserialize;
 
+use crate::score::ScoreConfig;
+
 pub type Time = u64;
 
 #[derive(Clone, Debug, Deserialize)]
@@ -124,6 +126,9 @@ pub struct ProtocolConfig {
     pub message_id: MessageIdKind,
     /// Length in bytes of the topic strings carried on the wire.
     pub topic_name_len: usize,
+    /// Peer scoring; None = off, as in go without `WithPeerScore`.
+    #[serde(default)]
+    pub score: Option<ScoreConfig>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]

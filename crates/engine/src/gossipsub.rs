@@ -1,12 +1,13 @@
-//! Gossipsub's router: mesh maintenance, gossip and control messages.
+//! Gossipsub's router: mesh maintenance, gossip, control messages, scoring hooks.
 //!
 //! Follows go-libp2p-pubsub (`gossipsub.go`), the reference implementation; the step
 //! numbers in comments are those of the heartbeat in `protocol-notes.md` §1. Version
-//! 1.0 follows the v1.0 spec instead: no backoff, gossip to exactly D_lazy peers, no
-//! outbound quota, trim only above D_hi.
+//! 1.0 follows the v1.0 spec instead: no backoff, no scoring, gossip to exactly D_lazy
+//! peers, no outbound quota, trim only above D_hi.
 //!
-//! Not modelled yet (see the README): peer scoring, peer exchange, direct peers,
-//! opportunistic grafting, IWANT promises and the outbound/validation queue limits.
+//! Without peer scoring every score is 0 and every threshold 0, as in go without
+//! `WithPeerScore`. Not modelled (see the README): peer exchange (the topology is
+//! static) and direct peers.
 
 use smallvec::SmallVec;
 
@@ -24,7 +25,49 @@ struct Outgoing {
     ihave: Vec<(u16, Vec<u32>)>,
 }
 
+/// Per-peer parts gathered during a heartbeat, in the order peers first appear.
+#[derive(Default)]
+struct HeartbeatOut(Vec<(u32, Outgoing)>);
+
+impl HeartbeatOut {
+    fn to(&mut self, link: u32) -> &mut Outgoing {
+        let i = match self.0.iter().position(|(l, _)| *l == link) {
+            Some(i) => i,
+            None => {
+                self.0.push((link, Outgoing::default()));
+                self.0.len() - 1
+            }
+        };
+        &mut self.0[i].1
+    }
+}
+
+/// Thresholds in force (all 0 without scoring, as in go).
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Thresholds {
+    pub gossip: f64,
+    pub publish: f64,
+    pub graylist: f64,
+    pub opportunistic_graft: f64,
+}
+
 impl Simulation {
+    pub(crate) fn score(&self, link: u32) -> f64 {
+        self.scores.as_ref().map_or(0.0, |s| s.score(link))
+    }
+
+    pub(crate) fn thresholds(&self) -> Thresholds {
+        self.scores.as_ref().map_or(Thresholds::default(), |s| {
+            let p = s.params();
+            Thresholds {
+                gossip: p.gossip_threshold,
+                publish: p.publish_threshold,
+                graylist: p.graylist_threshold,
+                opportunistic_graft: p.opportunistic_graft_threshold,
+            }
+        })
+    }
+
     fn in_mesh(&self, node: u32, topic: u16, link: u32) -> bool {
         self.nodes[node as usize].mesh[topic as usize].contains(&link)
     }
@@ -35,9 +78,29 @@ impl Simulation {
             .contains_key(&(topic, link))
     }
 
+    /// Add `link` to `node`'s mesh for `topic` (go's tracer Graft).
+    pub(crate) fn mesh_add(&mut self, node: u32, topic: u16, link: u32) {
+        self.nodes[node as usize].mesh[topic as usize].push(link);
+        let now = self.now();
+        if let Some(s) = &mut self.scores {
+            s.graft(link, topic, now);
+        }
+    }
+
+    /// Remove `link` from `node`'s mesh for `topic` (go's tracer Prune).
+    pub(crate) fn mesh_remove(&mut self, node: u32, topic: u16, link: u32) {
+        let mesh = &mut self.nodes[node as usize].mesh[topic as usize];
+        if let Some(i) = mesh.iter().position(|&l| l == link) {
+            mesh.remove(i);
+            if let Some(s) = &mut self.scores {
+                s.prune(link, topic);
+            }
+        }
+    }
+
     /// Record a backoff for (topic, link) that ends `duration` from now; an existing
     /// later expiry is kept (go's `doAddBackoff`).
-    fn add_backoff(&mut self, node: u32, topic: u16, link: u32, duration: Time) {
+    pub(crate) fn add_backoff(&mut self, node: u32, topic: u16, link: u32, duration: Time) {
         let expire = self.now() + duration;
         let entry = self.nodes[node as usize]
             .backoff
@@ -72,8 +135,12 @@ impl Simulation {
         own: bool,
     ) -> SmallVec<[u32; 32]> {
         self.nodes[node as usize].mcache.put(msg);
+        let publish = self.thresholds().publish;
         if own && self.proto.flood_publish {
-            return self.topic_links(node, topic).collect();
+            return self
+                .topic_links(node, topic)
+                .filter(|&l| self.score(l) >= publish)
+                .collect();
         }
         if self.nodes[node as usize].is_subscribed(topic) {
             return self.nodes[node as usize].mesh[topic as usize]
@@ -84,7 +151,8 @@ impl Simulation {
         // Not in the topic: publish through fanout peers, chosen once and kept.
         let now = self.now();
         if self.nodes[node as usize].fanout[topic as usize].is_empty() {
-            let picked = self.pick_topic_peers(node, topic, self.proto.D, |_, _| true);
+            let picked =
+                self.pick_topic_peers(node, topic, self.proto.D, |s, l| s.score(l) >= publish);
             self.nodes[node as usize].fanout[topic as usize] = picked.into_iter().collect();
         }
         let state = &mut self.nodes[node as usize];
@@ -92,75 +160,116 @@ impl Simulation {
         state.fanout[topic as usize].iter().copied().collect()
     }
 
+    /// Decay the score counters of `node`'s peers for every decay interval that passed.
+    fn decay_scores(&mut self, node: u32) {
+        let now = self.now();
+        let Some(scores) = &mut self.scores else {
+            return;
+        };
+        let interval = scores.params().decay_interval_ns.max(1);
+        let last = &mut self.last_decay[node as usize];
+        while *last + interval <= now {
+            *last += interval;
+            scores.decay(self.links.of(node), now);
+        }
+    }
+
+    /// Heartbeat step 4: IWANT promises nobody kept within the follow-up time.
+    fn penalize_broken_promises(&mut self, node: u32) {
+        let now = self.now();
+        let Some(scores) = &mut self.scores else {
+            return;
+        };
+        let promises = &mut self.promises[node as usize];
+        promises.retain(|_, waiting| {
+            waiting.retain(|&mut (link, expire)| {
+                if expire < now {
+                    scores.add_penalty(link, 1.0);
+                    false
+                } else {
+                    true
+                }
+            });
+            !waiting.is_empty()
+        });
+    }
+
     pub(crate) fn heartbeat(&mut self, node: u32) {
         let v11 = self.version_at_least(Version::V1_1);
         let now = self.now();
         let p = self.proto.clone();
-        let state = &mut self.nodes[node as usize];
-        state.ticks += 1;
-        let ticks = state.ticks;
+        let thresholds = self.thresholds();
+        self.nodes[node as usize].ticks += 1;
+        let ticks = self.nodes[node as usize].ticks;
+        self.decay_scores(node);
 
         // Step 1: clear backoffs that expired more than `backoff_slack_ticks` heartbeats
         // ago, only every `backoff_clear_ticks` (go: 2 and 15).
         if v11 && ticks.is_multiple_of(p.backoff_clear_ticks) {
             let slack = p.backoff_slack_ticks * p.heartbeat_ns;
-            state.backoff.retain(|_, expire| *expire + slack >= now);
+            self.nodes[node as usize]
+                .backoff
+                .retain(|_, expire| *expire + slack >= now);
         }
-        // Steps 2-3: reset the IHAVE flood counters.
+        // Steps 2-4: reset the IHAVE flood counters, penalize broken promises.
         for link in self.links.of(node) {
             self.link_peerhave[link as usize] = 0;
             self.link_iasked[link as usize] = 0;
         }
+        self.penalize_broken_promises(node);
 
-        let mut outgoing: Vec<(u32, Outgoing)> = Vec::new();
-        let out_for = |link: u32, outgoing: &mut Vec<(u32, Outgoing)>| -> usize {
-            match outgoing.iter().position(|(l, _)| *l == link) {
-                Some(i) => i,
-                None => {
-                    outgoing.push((link, Outgoing::default()));
-                    outgoing.len() - 1
-                }
-            }
-        };
-
+        let mut out = HeartbeatOut::default();
         // Step 6: per mesh topic.
         for topic in 0..self.nodes[node as usize].mesh.len() as u16 {
             if !self.nodes[node as usize].is_subscribed(topic) {
                 continue;
+            }
+            // (a) Drop peers with a negative score.
+            if self.scores.is_some() {
+                let negative: Vec<u32> = self.nodes[node as usize].mesh[topic as usize]
+                    .iter()
+                    .copied()
+                    .filter(|&l| self.score(l) < 0.0)
+                    .collect();
+                for link in negative {
+                    self.mesh_remove(node, topic, link);
+                    self.add_backoff(node, topic, link, p.prune_backoff_ns);
+                    out.to(link).prune.push(topic);
+                }
             }
             // (b) Too few peers: graft random eligible ones up to D.
             let size = self.nodes[node as usize].mesh[topic as usize].len();
             if size < p.D_lo {
                 let picked = self.pick_topic_peers(node, topic, p.D - size, |s, l| {
                     !(s.in_mesh(node, topic, l) || v11 && s.has_backoff(node, topic, l))
+                        && s.score(l) >= 0.0
                 });
                 for link in picked {
-                    self.nodes[node as usize].mesh[topic as usize].push(link);
-                    let i = out_for(link, &mut outgoing);
-                    outgoing[i].1.graft.push(topic);
+                    self.mesh_add(node, topic, link);
+                    out.to(link).graft.push(topic);
                 }
             }
-            // (c) Too many peers: keep D (v1.1: at least D_out outbound), prune the rest.
+            // (c) Too many peers: keep the D_score best, then random ones up to D with at
+            // least D_out outbound (v1.1); prune the rest.
             let size = self.nodes[node as usize].mesh[topic as usize].len();
             if (v11 && size >= p.D_hi) || (!v11 && size > p.D_hi) {
                 let mut plist: Vec<u32> = self.nodes[node as usize].mesh[topic as usize].to_vec();
-                let rng = &mut self.nodes[node as usize].rng;
-                rng.shuffle(&mut plist);
-                // Sorting by score is a no-op while scoring is off (every score is 0).
+                self.nodes[node as usize].rng.shuffle(&mut plist);
                 if v11 {
+                    if self.scores.is_some() {
+                        plist.sort_by(|&a, &b| self.score(b).total_cmp(&self.score(a)));
+                    }
                     let keep = p.D_score.min(plist.len());
-                    rng.shuffle(&mut plist[keep..]);
+                    self.nodes[node as usize].rng.shuffle(&mut plist[keep..]);
                     self.keep_outbound_quota(&mut plist, p.D, p.D_out);
                 }
                 for &link in &plist[p.D..] {
+                    self.mesh_remove(node, topic, link);
                     if v11 {
                         self.add_backoff(node, topic, link, p.prune_backoff_ns);
                     }
-                    let i = out_for(link, &mut outgoing);
-                    outgoing[i].1.prune.push(topic);
+                    out.to(link).prune.push(topic);
                 }
-                plist.truncate(p.D);
-                self.nodes[node as usize].mesh[topic as usize] = plist.into_iter().collect();
             }
             // (d) Enough peers but too few outbound: graft outbound peers.
             let size = self.nodes[node as usize].mesh[topic as usize].len();
@@ -174,24 +283,49 @@ impl Simulation {
                         !s.in_mesh(node, topic, l)
                             && !s.has_backoff(node, topic, l)
                             && s.links.outbound[l as usize]
+                            && s.score(l) >= 0.0
                     });
                     for link in picked {
-                        self.nodes[node as usize].mesh[topic as usize].push(link);
-                        let i = out_for(link, &mut outgoing);
-                        outgoing[i].1.graft.push(topic);
+                        self.mesh_add(node, topic, link);
+                        out.to(link).graft.push(topic);
+                    }
+                }
+            }
+            // (e) Opportunistic grafting: a mesh whose median score is poor takes in a
+            // few better peers.
+            if let Some(scores) = &self.scores {
+                let params = scores.params();
+                let (every, count) = (
+                    params.opportunistic_graft_ticks.max(1),
+                    params.opportunistic_graft_peers,
+                );
+                let mesh = &self.nodes[node as usize].mesh[topic as usize];
+                if ticks.is_multiple_of(every) && mesh.len() > 1 {
+                    let mut sorted: Vec<f64> = mesh.iter().map(|&l| self.score(l)).collect();
+                    sorted.sort_by(f64::total_cmp);
+                    let median = sorted[sorted.len() / 2];
+                    if median < thresholds.opportunistic_graft {
+                        let picked = self.pick_topic_peers(node, topic, count, |s, l| {
+                            !s.in_mesh(node, topic, l)
+                                && !s.has_backoff(node, topic, l)
+                                && s.score(l) > median
+                        });
+                        for link in picked {
+                            self.mesh_add(node, topic, link);
+                            out.to(link).graft.push(topic);
+                        }
                     }
                 }
             }
             // (f) Gossip to peers outside the mesh.
             let exclude = self.nodes[node as usize].mesh[topic as usize].clone();
             for (link, ids) in self.emit_gossip(node, topic, &exclude) {
-                let i = out_for(link, &mut outgoing);
-                outgoing[i].1.ihave.push((topic, ids));
+                out.to(link).ihave.push((topic, ids));
             }
         }
 
         // Steps 7-8: expire fanout topics, refill the rest, gossip to them too.
-        for topic in 0..self.topics_count() {
+        for topic in 0..self.nodes[node as usize].fanout.len() as u16 {
             let state = &mut self.nodes[node as usize];
             if let Some(last) = state.fanout_lastpub[topic as usize] {
                 if last + p.fanout_ttl_ns < now {
@@ -203,27 +337,31 @@ impl Simulation {
                 continue;
             }
             let mut fanout = std::mem::take(&mut self.nodes[node as usize].fanout[topic as usize]);
-            fanout.retain(|l| self.link_topics[*l as usize] & (1 << topic) != 0);
+            fanout.retain(|l| {
+                self.link_topics[*l as usize] & (1 << topic) != 0
+                    && self.score(*l) >= thresholds.publish
+            });
             if fanout.len() < p.D {
                 let have = fanout.clone();
-                let picked = self
-                    .pick_topic_peers(node, topic, p.D - fanout.len(), |_, l| !have.contains(&l));
+                let picked = self.pick_topic_peers(node, topic, p.D - fanout.len(), |s, l| {
+                    !have.contains(&l) && s.score(l) >= thresholds.publish
+                });
                 fanout.extend(picked);
             }
             for (link, ids) in self.emit_gossip(node, topic, &fanout) {
-                let i = out_for(link, &mut outgoing);
-                outgoing[i].1.ihave.push((topic, ids));
+                out.to(link).ihave.push((topic, ids));
             }
             self.nodes[node as usize].fanout[topic as usize] = fanout;
         }
 
-        // Steps 9-10: one RPC per peer with its GRAFTs, PRUNEs and IHAVEs together.
+        // Steps 9-10: one RPC per peer with its GRAFTs, PRUNEs and IHAVEs together, then
+        // GRAFT/PRUNE kept from dropped RPCs.
         let backoff_s = if v11 {
             p.prune_backoff_ns / NANOS_PER_SECOND
         } else {
             0
         };
-        for (link, parts) in outgoing {
+        for (link, parts) in out.0 {
             let rpc = self.rpcs.alloc();
             let r = self.rpcs.get_mut(rpc);
             r.control.graft = parts.graft;
@@ -234,10 +372,6 @@ impl Simulation {
         self.flush_stashed_control(node);
         // Step 11.
         self.nodes[node as usize].mcache.shift();
-    }
-
-    fn topics_count(&self) -> u16 {
-        self.nodes.first().map_or(0, |s| s.fanout.len() as u16)
     }
 
     /// go's outbound rotation: make sure at least `d_out` of the first `d` entries are
@@ -284,9 +418,10 @@ impl Simulation {
         if ids.is_empty() {
             return Vec::new();
         }
+        let gossip_threshold = self.thresholds().gossip;
         let mut peers: Vec<u32> = self
             .topic_links(node, topic)
-            .filter(|l| !exclude.contains(l))
+            .filter(|&l| !exclude.contains(&l) && self.score(l) >= gossip_threshold)
             .collect();
         let v11 = self.version_at_least(Version::V1_1);
         let max_len = self.proto.max_ihave_length;
@@ -339,9 +474,10 @@ impl Simulation {
         self.send(node, link, rpc);
     }
 
-    /// IHAVE: ask (IWANT) for unseen ids of topics we are in, within go's limits.
+    /// IHAVE: ask (IWANT) for unseen ids of topics we are in, within go's limits, and
+    /// expect one of them (a promise) within the follow-up time.
     fn handle_ihave(&mut self, node: u32, link: u32, control: &Control) -> Vec<u32> {
-        if control.ihave.is_empty() {
+        if control.ihave.is_empty() || self.score(link) < self.thresholds().gossip {
             return Vec::new();
         }
         let v11 = self.version_at_least(Version::V1_1);
@@ -378,11 +514,23 @@ impl Simulation {
             want.truncate(room);
             self.link_iasked[l] += want.len() as u32;
         }
+        if self.scores.is_some() && !want.is_empty() {
+            // go's gossip tracer tracks one random id of each IWANT.
+            let promised = want[self.nodes[node as usize].rng.below(want.len() as u64) as usize];
+            let expire = self.now() + self.proto.iwant_followup_ns;
+            let waiting = self.promises[node as usize].entry(promised).or_default();
+            if !waiting.iter().any(|&(l, _)| l == link) {
+                waiting.push((link, expire));
+            }
+        }
         want
     }
 
     /// IWANT: serve cached messages, each at most gossip_retransmission times per peer.
     fn handle_iwant(&mut self, node: u32, link: u32, ids: &[u32]) -> Vec<MsgRef> {
+        if ids.is_empty() || self.score(link) < self.thresholds().gossip {
+            return Vec::new();
+        }
         let limit = self.proto.gossip_retransmission;
         let state = &mut self.nodes[node as usize];
         let mut served = Vec::new();
@@ -410,16 +558,30 @@ impl Simulation {
                 continue;
             }
             if v11 {
-                let in_backoff = state.backoff.get(&(topic, link)).is_some_and(|&e| now < e);
+                if let Some(&expire) = state.backoff.get(&(topic, link)).filter(|&&e| now < e) {
+                    // A GRAFT during our backoff is a protocol violation; one within the
+                    // flood threshold of our PRUNE is penalized twice.
+                    if let Some(scores) = &mut self.scores {
+                        scores.add_penalty(link, 1.0);
+                        let flood_cutoff = (expire + scores.params().graft_flood_threshold_ns)
+                            .saturating_sub(self.proto.prune_backoff_ns);
+                        if now < flood_cutoff {
+                            scores.add_penalty(link, 1.0);
+                        }
+                    }
+                    self.add_backoff(node, topic, link, self.proto.prune_backoff_ns);
+                    prune.push(topic);
+                    continue;
+                }
                 let full = state.mesh[topic as usize].len() >= self.proto.D_hi
                     && !self.links.outbound[link as usize];
-                if in_backoff || full {
+                if self.score(link) < 0.0 || full {
                     self.add_backoff(node, topic, link, self.proto.prune_backoff_ns);
                     prune.push(topic);
                     continue;
                 }
             }
-            self.nodes[node as usize].mesh[topic as usize].push(link);
+            self.mesh_add(node, topic, link);
         }
         prune
     }
@@ -431,7 +593,7 @@ impl Simulation {
             if !self.nodes[node as usize].is_subscribed(topic) {
                 continue;
             }
-            self.nodes[node as usize].mesh[topic as usize].retain(|l| *l != link);
+            self.mesh_remove(node, topic, link);
             if v11 {
                 let duration = if backoff_s > 0 {
                     backoff_s * NANOS_PER_SECOND

@@ -8,6 +8,7 @@
 
 pub mod config;
 mod gossipsub;
+pub mod inspect;
 pub mod links;
 pub mod mcache;
 pub mod network;
@@ -15,6 +16,7 @@ pub mod output;
 pub mod queue;
 pub mod rng;
 pub mod rpc;
+pub mod score;
 pub mod sim;
 pub mod transport;
 pub mod wire;

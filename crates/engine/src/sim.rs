@@ -15,6 +15,7 @@ use crate::output::{Output, Receipts};
 use crate::queue::{Event, EventQueue};
 use crate::rng::Rng;
 use crate::rpc::{Kind, MsgRef, RpcSlab};
+use crate::score::Scores;
 use crate::transport::Transport;
 use crate::wire::WireSizes;
 
@@ -91,6 +92,9 @@ pub(crate) struct Seen {
 }
 
 pub(crate) const OWN: u32 = u32::MAX;
+
+/// IWANT promises of one node: message -> (link asked, deadline).
+pub(crate) type Promises = FxHashMap<u32, SmallVec<[(u32, Time); 2]>>;
 /// go-libp2p-pubsub's timecache sweeps expired entries once a minute.
 const SEEN_SWEEP_INTERVAL: Time = 60_000_000_000;
 
@@ -112,10 +116,10 @@ pub(crate) struct NodeState {
     pub cpu_free: Time,
     /// Copies queued for validation or being validated.
     pub cpu_pending: usize,
-    /// Message -> copies of it in validation (go marks a message seen only once its
-    /// first copy passed signature verification, so copies arriving meanwhile are
-    /// validated too).
-    pub validating: FxHashMap<u32, u32>,
+    /// Message -> links whose copies are in validation (go marks a message seen only
+    /// once its first copy passed signature verification, so copies arriving meanwhile
+    /// are validated too).
+    pub validating: FxHashMap<u32, SmallVec<[u32; 4]>>,
 }
 
 impl NodeState {
@@ -141,6 +145,12 @@ pub struct Simulation {
     pub(crate) rpcs: RpcSlab,
     pub(crate) wire: WireSizes,
     pub(crate) out: Output,
+    /// Peer scores, when scoring is on.
+    pub(crate) scores: Option<Scores>,
+    /// Per node: IWANT promises (go's gossip tracer).
+    pub(crate) promises: Vec<Promises>,
+    /// Per node: when its scores last decayed.
+    pub(crate) last_decay: Vec<Time>,
     cpu_per_message: Vec<Time>,
     topics: u16,
     end: Time,
@@ -200,6 +210,14 @@ impl Simulation {
         let mut sim = Self {
             wire: WireSizes::new(&proto),
             transport: Transport::new(n as usize, link_count),
+            scores: config
+                .protocol
+                .score
+                .clone()
+                .filter(|_| config.protocol.version >= Version::V1_1)
+                .map(|params| Scores::new(params, link_count, config.topics as usize)),
+            promises: vec![FxHashMap::default(); n as usize],
+            last_decay: vec![0; n as usize],
             proto,
             links,
             net,
@@ -361,6 +379,14 @@ impl Simulation {
         for &topic in &rpc.subscribe {
             self.link_topics[back as usize] |= 1 << topic;
         }
+        // A graylisted peer's messages and control are ignored; its subscriptions count.
+        if self.scores.is_some() && self.score(back) < self.thresholds().graylist {
+            if !rpc.msgs.is_empty() || !rpc.control.is_empty() {
+                self.count_drop(receiver, sender, Kind::Payload, "graylisted");
+            }
+            self.rpcs.release(rpc_id, rpc);
+            return;
+        }
         for m in &rpc.msgs {
             self.receive_payload(receiver, back, sender, *m);
         }
@@ -387,6 +413,7 @@ impl Simulation {
         let hop = m.hop.saturating_add(1);
         if let Some(seen) = seen {
             self.count_duplicate(seen);
+            self.score_duplicate(back, m.msg, seen);
             return;
         }
         // Validation takes CPU time; the node's CPU works through copies in order, and
@@ -405,7 +432,7 @@ impl Simulation {
         let done = now.max(state.cpu_free) + cpu;
         state.cpu_free = done;
         state.cpu_pending += 1;
-        *state.validating.entry(m.msg).or_insert(0) += 1;
+        state.validating.entry(m.msg).or_default().push(back);
         self.queue.push(
             done,
             node,
@@ -423,13 +450,30 @@ impl Simulation {
         let state = &mut self.nodes[node as usize];
         state.cpu_pending -= 1;
         let copies = state.validating.get_mut(&msg).expect("copy in validation");
-        *copies -= 1;
-        if *copies == 0 {
+        let i = copies
+            .iter()
+            .position(|&l| l == back)
+            .expect("this copy in validation");
+        copies.remove(i);
+        if copies.is_empty() {
             state.validating.remove(&msg);
         }
         match state.seen.get(&msg).copied() {
             Some(seen) => self.count_duplicate(seen),
             None => self.accept(node, back, msg, hop),
+        }
+    }
+
+    /// A copy after the first counts for the sender's mesh deliveries (P3) if it came
+    /// within the delivery window of the first's validation.
+    fn score_duplicate(&mut self, back: u32, msg: u32, seen: Seen) {
+        let now = self.now();
+        let topic = self.messages[msg as usize].topic;
+        let validated = seen.expire - self.proto.seen_ttl_ns;
+        if let Some(scores) = &mut self.scores {
+            if seen.row != OWN && now <= validated + scores.window() {
+                scores.near_first_delivery(back, topic);
+            }
         }
     }
 

@@ -140,6 +140,7 @@ mod tests {
             signing,
             message_id,
             topic_name_len: 20,
+            score: None,
         }
     }
 

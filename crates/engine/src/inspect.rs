@@ -1,0 +1,84 @@
+//! Scripted interventions and read-only views of protocol state.
+//!
+//! The tests use these to stage situations the spec describes (a GRAFT during backoff,
+//! an IHAVE flood) and to look at what a node decided, without reaching into private
+//! fields. Interventions act through the same code paths a node's own decisions take.
+
+use crate::output::NodeTraffic;
+use crate::rpc::Control;
+use crate::sim::Simulation;
+
+impl Simulation {
+    fn link_between(&self, node: u32, peer: u32) -> u32 {
+        self.links
+            .find(node, peer)
+            .unwrap_or_else(|| panic!("nodes {node} and {peer} are not connected"))
+    }
+
+    /// Make `from` send `control` to `to` now, through its outbound queue.
+    pub fn inject(&mut self, from: u32, to: u32, control: Control) {
+        let link = self.link_between(from, to);
+        let rpc = self.rpcs.alloc();
+        self.rpcs.get_mut(rpc).control = control;
+        self.send(from, link, rpc);
+    }
+
+    /// `node` prunes `peer` from its `topic` mesh now, as its heartbeat would: remove,
+    /// back off, send PRUNE.
+    pub fn prune_now(&mut self, node: u32, peer: u32, topic: u16) {
+        let link = self.link_between(node, peer);
+        self.mesh_remove(node, topic, link);
+        let backoff = self.proto.prune_backoff_ns;
+        self.add_backoff(node, topic, link, backoff);
+        let control = Control {
+            prune: vec![(topic, backoff / 1_000_000_000)],
+            ..Control::default()
+        };
+        self.inject(node, peer, control);
+    }
+
+    /// `node` grafts `peer` into its `topic` mesh now, as its heartbeat would.
+    pub fn graft_now(&mut self, node: u32, peer: u32, topic: u16) {
+        let link = self.link_between(node, peer);
+        self.mesh_add(node, topic, link);
+        self.inject(
+            node,
+            peer,
+            Control {
+                graft: vec![topic],
+                ..Control::default()
+            },
+        );
+    }
+
+    /// The behaviour penalty (P7 counter) `node` holds against `peer`; 0 without scoring.
+    pub fn behaviour_penalty(&self, node: u32, peer: u32) -> f64 {
+        let link = self.link_between(node, peer);
+        self.scores
+            .as_ref()
+            .map_or(0.0, |s| s.behaviour_penalty(link))
+    }
+
+    /// `peer`'s score as `node` sees it (0 without scoring).
+    pub fn peer_score(&self, node: u32, peer: u32) -> f64 {
+        self.score(self.link_between(node, peer))
+    }
+
+    /// True if `node` holds a backoff entry for `peer` on `topic`.
+    pub fn has_backoff_entry(&self, node: u32, peer: u32, topic: u16) -> bool {
+        let link = self.link_between(node, peer);
+        self.nodes[node as usize]
+            .backoff
+            .contains_key(&(topic, link))
+    }
+
+    /// Heartbeats `node` has run.
+    pub fn heartbeat_ticks(&self, node: u32) -> u64 {
+        self.nodes[node as usize].ticks
+    }
+
+    /// Items and bytes `node` sent and received so far, per kind.
+    pub fn traffic(&self, node: u32) -> &NodeTraffic {
+        &self.out.traffic[node as usize]
+    }
+}
