@@ -42,9 +42,13 @@ pub struct NetworkConfig {
     /// Extra per-RPC delay, uniform in [0, jitter]; never reorders one connection.
     #[serde(default)]
     pub jitter_ns: Time,
-    /// Probability that a TCP segment is lost (costs a retransmission delay).
+    /// Probability that a TCP segment is lost (costs a retransmission delay), unless
+    /// the caller gives a loss per link.
     #[serde(default)]
     pub loss: f64,
+    /// TCP initial congestion window in segments (Linux: 10); 0 = no slow start.
+    #[serde(default)]
+    pub initial_window_segments: u64,
     /// Per-node uplink capacity in bit/s; 0 means unlimited. One entry per node.
     pub upload_bps: Vec<u64>,
     /// Per-node downlink capacity in bit/s; 0 means unlimited. One entry per node.

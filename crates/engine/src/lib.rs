@@ -23,4 +23,4 @@ pub mod wire;
 
 pub use config::{Config, Time};
 pub use output::Output;
-pub use sim::{Message, Schedule, Simulation};
+pub use sim::{EdgeProperties, Message, Schedule, Simulation};

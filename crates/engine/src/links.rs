@@ -19,16 +19,20 @@ pub struct Links {
     pub reverse: Vec<u32>,
     /// True if the owner dialed the connection.
     pub outbound: Vec<bool>,
-    /// One-way propagation latency, equal in both directions.
+    /// One-way propagation latency from owner to peer.
     pub latency: Vec<Time>,
+    /// For each link, its position in the caller's per-direction edge arrays:
+    /// 2 i for edge i's dialer -> listener direction, 2 i + 1 for the way back.
+    pub input_order: Vec<u32>,
 }
 
 impl Links {
-    /// Build from (dialer, listener) pairs; `latency_of(i)` gives edge i's latency.
+    /// Build from (dialer, listener) pairs; `latency_of(i)` gives edge i's one-way
+    /// latency from dialer to listener and back.
     pub fn new(
         nodes: u32,
         edges: &[(u32, u32)],
-        mut latency_of: impl FnMut(usize) -> Time,
+        mut latency_of: impl FnMut(usize) -> (Time, Time),
     ) -> Result<Self, String> {
         let n = nodes as usize;
         let mut degree = vec![0u32; n];
@@ -47,14 +51,14 @@ impl Links {
         for d in &degree {
             offsets.push(offsets.last().unwrap() + d);
         }
-        // (owner, peer, outbound, latency) per directed link, then sorted per owner.
-        let mut directed: Vec<(u32, u32, bool, Time)> = Vec::with_capacity(edges.len() * 2);
+        // (owner, peer, outbound, latency, edge index) per directed link, sorted per owner.
+        let mut directed: Vec<(u32, u32, bool, Time, usize)> = Vec::with_capacity(edges.len() * 2);
         for (i, &(a, b)) in edges.iter().enumerate() {
-            let lat = latency_of(i);
-            directed.push((a, b, true, lat));
-            directed.push((b, a, false, lat));
+            let (forward, backward) = latency_of(i);
+            directed.push((a, b, true, forward, 2 * i));
+            directed.push((b, a, false, backward, 2 * i + 1));
         }
-        directed.sort_unstable_by_key(|&(owner, peer, _, _)| (owner, peer));
+        directed.sort_unstable_by_key(|&(owner, peer, ..)| (owner, peer));
         for pair in directed.windows(2) {
             if pair[0].0 == pair[1].0 && pair[0].1 == pair[1].1 {
                 return Err(format!(
@@ -67,6 +71,7 @@ impl Links {
         let owner: Vec<u32> = directed.iter().map(|d| d.0).collect();
         let outbound = directed.iter().map(|d| d.2).collect();
         let latency = directed.iter().map(|d| d.3).collect();
+        let input_order = directed.iter().map(|d| d.4 as u32).collect();
         let mut links = Self {
             offsets,
             peer,
@@ -74,6 +79,7 @@ impl Links {
             reverse: Vec::new(),
             outbound,
             latency,
+            input_order,
         };
         links.reverse = (0..links.peer.len())
             .map(|l| {
@@ -119,7 +125,7 @@ mod tests {
 
     #[test]
     fn builds_both_directions_with_reverse_and_dialer() {
-        let links = Links::new(3, &[(0, 1), (2, 1)], |i| 10 + i as u64).unwrap();
+        let links = Links::new(3, &[(0, 1), (2, 1)], |i| (10 + i as u64, 20 + i as u64)).unwrap();
         assert_eq!(links.len(), 4);
         let l01 = links.find(0, 1).unwrap();
         let l10 = links.find(1, 0).unwrap();
@@ -128,14 +134,16 @@ mod tests {
         let l21 = links.find(2, 1).unwrap();
         assert!(links.outbound[l21 as usize]);
         assert_eq!(links.latency[l21 as usize], 11);
+        assert_eq!(links.latency[links.find(1, 2).unwrap() as usize], 21);
+        assert_eq!(links.input_order[l21 as usize], 2);
         assert_eq!(links.find(0, 2), None);
         assert_eq!(links.of(1).len(), 2);
     }
 
     #[test]
     fn rejects_duplicates_and_self_loops() {
-        assert!(Links::new(2, &[(0, 1), (1, 0)], |_| 0).is_err());
-        assert!(Links::new(2, &[(1, 1)], |_| 0).is_err());
-        assert!(Links::new(2, &[(0, 2)], |_| 0).is_err());
+        assert!(Links::new(2, &[(0, 1), (1, 0)], |_| (0, 0)).is_err());
+        assert!(Links::new(2, &[(1, 1)], |_| (0, 0)).is_err());
+        assert!(Links::new(2, &[(0, 2)], |_| (0, 0)).is_err());
     }
 }

@@ -17,6 +17,13 @@
 //! The downlink is a pipe of the receiver's capacity that reads an RPC while it
 //! arrives: it adds nothing when it is faster than the sender and idle, and queues
 //! RPCs when it is the bottleneck.
+//!
+//! Connection warm-up (optional): a new connection's congestion window starts at
+//! `initial_window` segments and doubles per round trip while an RPC does not fit in it,
+//! so the first large messages on a connection pay extra round trips (TCP slow start).
+//! The window is kept for the rest of the run (no reset after idle); the round trips are
+//! added on top of serialization rather than overlapped with it. Both are documented
+//! approximations.
 
 use crate::config::{LatencyModel, NetworkConfig, Time};
 use crate::rng::Rng;
@@ -28,6 +35,9 @@ pub const MSS: u64 = 1460;
 pub const RTO_MIN: Time = 200_000_000;
 /// Segments after a loss needed for three duplicate ACKs (fast retransmit).
 const DUPACK_THRESHOLD: u64 = 3;
+/// Upper bound of the congestion window (bytes), far above any bandwidth-delay product
+/// the scenarios use.
+const MAX_CWND: u64 = 64 * 1024 * 1024;
 
 /// Time to push `bytes` through a `bps` bit/s pipe, rounded up; 0 when unlimited.
 pub fn serialization_ns(bytes: u64, bps: u64) -> Time {
@@ -41,6 +51,18 @@ pub fn serialization_ns(bytes: u64, bps: u64) -> Time {
 /// Segments of an RPC of `bytes` bytes.
 pub fn segments(bytes: u64) -> u64 {
     bytes.div_ceil(MSS).max(1)
+}
+
+/// Extra round trips slow start needs to send `bytes` with window `cwnd`, which grows.
+pub fn slow_start_rounds(bytes: u64, cwnd: &mut u64) -> u64 {
+    let mut remaining = bytes;
+    let mut rounds = 0;
+    while remaining > *cwnd {
+        remaining -= *cwnd;
+        *cwnd = (*cwnd * 2).min(MAX_CWND);
+        rounds += 1;
+    }
+    rounds
 }
 
 /// Retransmission delay of losing segment `index` of `count`, given the round trip.
@@ -86,21 +108,27 @@ pub struct Network {
     /// Latest arrival scheduled per directed link, to keep each connection in order.
     last_arrival: Vec<Time>,
     jitter_ns: Time,
-    loss: f64,
+    /// Segment loss probability per directed link.
+    loss: Vec<f64>,
+    /// Congestion window per directed link in bytes (0: warm-up not modelled).
+    cwnd: Vec<u64>,
     jitter_rng: Rng,
     loss_rng: Rng,
 }
 
 impl Network {
-    pub fn new(config: &NetworkConfig, links: usize, seed: u64) -> Self {
+    /// `loss` gives each directed link's segment loss probability.
+    pub fn new(config: &NetworkConfig, loss: Vec<f64>, seed: u64) -> Self {
         let nodes = config.upload_bps.len();
+        let links = loss.len();
         Self {
             upload_bps: config.upload_bps.clone(),
             download_bps: config.download_bps.clone(),
             downlink_free: vec![0; nodes],
             last_arrival: vec![0; links],
             jitter_ns: config.jitter_ns,
-            loss: config.loss,
+            loss,
+            cwnd: vec![config.initial_window_segments * MSS; links],
             jitter_rng: Rng::for_stream(seed, "network.jitter", 0),
             loss_rng: Rng::for_stream(seed, "network.loss", 0),
         }
@@ -110,16 +138,26 @@ impl Network {
         self.upload_bps[node as usize]
     }
 
-    /// Extra delay from lost segments of an RPC of `bytes` on a link with this RTT.
-    fn retransmission_delay(&mut self, bytes: u64, rtt: Time) -> Time {
-        if self.loss <= 0.0 {
+    /// Extra delay from lost segments of an RPC of `bytes` on `link` with this RTT.
+    fn retransmission_delay(&mut self, link: u32, bytes: u64, rtt: Time) -> Time {
+        let p = self.loss[link as usize];
+        if p <= 0.0 {
             return 0;
         }
         let count = segments(bytes);
         (0..count)
-            .filter(|_| self.loss_rng.chance(self.loss))
+            .filter(|_| self.loss_rng.chance(p))
             .map(|i| loss_cost(i, count, rtt))
             .sum()
+    }
+
+    /// Extra delay of slow start for an RPC of `bytes` on `link` with this RTT.
+    fn warm_up_delay(&mut self, link: u32, bytes: u64, rtt: Time) -> Time {
+        let cwnd = &mut self.cwnd[link as usize];
+        if *cwnd == 0 {
+            return 0;
+        }
+        slow_start_rounds(bytes, cwnd) * rtt
     }
 
     /// An RPC of `bytes` finished leaving its sender on `link` at `sent`; returns when its
@@ -130,7 +168,9 @@ impl Network {
         } else {
             0
         };
-        let lost = self.retransmission_delay(bytes, 2 * latency);
+        let rtt = 2 * latency;
+        let lost =
+            self.retransmission_delay(link, bytes, rtt) + self.warm_up_delay(link, bytes, rtt);
         let last = &mut self.last_arrival[link as usize];
         let arrival = (sent + latency + jitter + lost).max(*last);
         *last = arrival;
@@ -161,11 +201,26 @@ mod tests {
             latency: LatencyModel::Constant { ns: 0 },
             jitter_ns: jitter,
             loss,
+            initial_window_segments: 0,
             upload_bps: vec![0, 0],
             download_bps: vec![down, down],
             cpu_per_message_ns: vec![0, 0],
         };
-        Network::new(&config, 2, 1)
+        Network::new(&config, vec![loss; 2], 1)
+    }
+
+    #[test]
+    fn slow_start_doubles_the_window_per_round_trip() {
+        let mut cwnd = 10 * MSS; // 14,600 bytes
+        assert_eq!(slow_start_rounds(14_600, &mut cwnd), 0);
+        // 14.6 + 29.2 + 58.4 = 102.2 kB in three windows: two extra round trips.
+        assert_eq!(slow_start_rounds(100_000, &mut cwnd), 2);
+        assert_eq!(cwnd, 40 * MSS);
+        assert_eq!(
+            slow_start_rounds(50_000, &mut cwnd),
+            0,
+            "the window stays open"
+        );
     }
 
     #[test]

@@ -68,6 +68,33 @@ impl Schedule {
     }
 }
 
+/// Latency and loss of each edge in each direction: entry 2 i is edge i from dialer to
+/// listener, 2 i + 1 the way back. Empty vectors mean "use the config's model".
+#[derive(Clone, Debug, Default)]
+pub struct EdgeProperties {
+    pub latency_ns: Vec<Time>,
+    pub loss: Vec<f64>,
+}
+
+impl EdgeProperties {
+    fn check(&self, edges: usize) -> Result<(), String> {
+        for (name, len) in [
+            ("latency_ns", self.latency_ns.len()),
+            ("loss", self.loss.len()),
+        ] {
+            if len != 0 && len != 2 * edges {
+                return Err(format!(
+                    "edge {name} has {len} entries for {edges} edges (need 2 per edge)"
+                ));
+            }
+        }
+        if let Some(p) = self.loss.iter().find(|p| !(0.0..1.0).contains(*p)) {
+            return Err(format!("edge loss must be in [0, 1), got {p}"));
+        }
+        Ok(())
+    }
+}
+
 /// One published message. Payload bytes are never materialised: only their size.
 #[derive(Clone, Debug)]
 pub struct Message {
@@ -159,14 +186,43 @@ pub struct Simulation {
 
 impl Simulation {
     pub fn new(config: &Config, edges: &[(u32, u32)], schedule: &Schedule) -> Result<Self, String> {
+        Self::with_edge_properties(config, edges, &EdgeProperties::default(), schedule)
+    }
+
+    /// Like `new`, with latency and loss given per edge and direction (e.g. from a
+    /// region matrix and node classes) instead of drawn from the config's model.
+    pub fn with_edge_properties(
+        config: &Config,
+        edges: &[(u32, u32)],
+        properties: &EdgeProperties,
+        schedule: &Schedule,
+    ) -> Result<Self, String> {
         config.check()?;
         schedule.check(config.nodes, config.topics)?;
+        properties.check(edges.len())?;
         let n = config.nodes;
         let mut latency_rng = Rng::for_stream(config.seed, "network.latency", 0);
-        let links = Links::new(n, edges, |_| {
-            sample_latency(&config.network.latency, &mut latency_rng)
+        let links = Links::new(n, edges, |i| {
+            if properties.latency_ns.is_empty() {
+                let one_way = sample_latency(&config.network.latency, &mut latency_rng);
+                (one_way, one_way)
+            } else {
+                (
+                    properties.latency_ns[2 * i],
+                    properties.latency_ns[2 * i + 1],
+                )
+            }
         })?;
-        let net = Network::new(&config.network, links.len(), config.seed);
+        let loss: Vec<f64> = if properties.loss.is_empty() {
+            vec![config.network.loss; links.len()]
+        } else {
+            links
+                .input_order
+                .iter()
+                .map(|&i| properties.loss[i as usize])
+                .collect()
+        };
+        let net = Network::new(&config.network, loss, config.seed);
         let proto = config.protocol.clone();
         let all_topics: u64 = if config.topics == 64 {
             u64::MAX

@@ -109,11 +109,12 @@ fn mean_retransmission_delay_matches_the_loss_formula() {
         latency: gossiplab_engine::config::LatencyModel::Constant { ns: latency },
         jitter_ns: 0,
         loss: p,
+        initial_window_segments: 0,
         upload_bps: vec![0, 0],
         download_bps: vec![0, 0],
         cpu_per_message_ns: vec![0, 0],
     };
-    let mut net = Network::new(&config, 1, 9);
+    let mut net = Network::new(&config, vec![p], 9);
     let trials = 40_000u64;
     let mut extra = 0u64;
     for i in 0..trials {

@@ -6,7 +6,7 @@
 
 use gossiplab_engine::output::Output;
 use gossiplab_engine::rpc::KIND_NAMES;
-use gossiplab_engine::{Config, Schedule, Simulation};
+use gossiplab_engine::{Config, EdgeProperties, Schedule, Simulation};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
@@ -45,8 +45,11 @@ struct Engine {
 #[pymethods]
 impl Engine {
     /// `edges`: (dialer, listener) u32 pairs; schedule columns as little-endian arrays
-    /// (t_intended u64, publisher u32, size u32, topic u16, batch u32).
+    /// (t_intended u64, publisher u32, size u32, topic u16, batch u32). Optionally a
+    /// one-way latency (u64 ns) and a segment loss (f64) per edge and direction: entry
+    /// 2 i is edge i from dialer to listener, 2 i + 1 the way back.
     #[new]
+    #[pyo3(signature = (config_json, edges, t_intended, publisher, size, topic, batch, edge_latency=None, edge_loss=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         config_json: &str,
@@ -56,6 +59,8 @@ impl Engine {
         size: &[u8],
         topic: &[u8],
         batch: &[u8],
+        edge_latency: Option<&[u8]>,
+        edge_loss: Option<&[u8]>,
     ) -> PyResult<Self> {
         let config = Config::from_json(config_json).map_err(PyValueError::new_err)?;
         let flat = read_le("edges", edges, u32::from_le_bytes)?;
@@ -70,7 +75,20 @@ impl Engine {
             topic: read_le("topic", topic, u16::from_le_bytes)?,
             batch: read_le("batch", batch, u32::from_le_bytes)?,
         };
-        let sim = Simulation::new(&config, &pairs, &schedule).map_err(PyValueError::new_err)?;
+        let properties = EdgeProperties {
+            latency_ns: read_le(
+                "edge_latency",
+                edge_latency.unwrap_or_default(),
+                u64::from_le_bytes,
+            )?,
+            loss: read_le(
+                "edge_loss",
+                edge_loss.unwrap_or_default(),
+                f64::from_le_bytes,
+            )?,
+        };
+        let sim = Simulation::with_edge_properties(&config, &pairs, &properties, &schedule)
+            .map_err(PyValueError::new_err)?;
         Ok(Self { sim })
     }
 
