@@ -130,6 +130,16 @@ pub struct ProtocolConfig {
     pub message_id: MessageIdKind,
     /// Length in bytes of the topic strings carried on the wire.
     pub topic_name_len: usize,
+    /// v1.2: send IDONTWANT for messages with at least this many data bytes.
+    #[serde(default)]
+    pub idontwant_threshold: u64,
+    /// v2.0: mesh peers that get an IANNOUNCE instead of the message, out of D.
+    #[serde(default)]
+    pub D_announce: usize,
+    /// v2.0: how long to wait for a message after an INEED before asking the next
+    /// announcer.
+    #[serde(default)]
+    pub ineed_timeout_ns: Time,
     /// Peer scoring; None = off, as in go without `WithPeerScore`.
     #[serde(default)]
     pub score: Option<ScoreConfig>,
