@@ -22,7 +22,8 @@ import (
 type fileTracer struct {
 	mu       sync.Mutex
 	buf      []*pb.TraceEvent
-	wake     chan struct{}
+	wake     chan struct{} // never closed: Trace may still be called after Close
+	quit     chan struct{}
 	done     chan struct{}
 	closed   bool
 	keepRPC  bool
@@ -35,7 +36,7 @@ func newFileTracer(path string, keepRPC bool) (*fileTracer, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &fileTracer{wake: make(chan struct{}, 1), done: make(chan struct{}), keepRPC: keepRPC}
+	t := &fileTracer{wake: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{}), keepRPC: keepRPC}
 	go t.write(f)
 	return t, nil
 }
@@ -52,9 +53,12 @@ func (t *fileTracer) Trace(evt *pb.TraceEvent) {
 		t.lastID = evt.GetPublishMessage().GetMessageID()
 		t.expected = false
 	}
-	if !t.closed {
-		t.buf = append(t.buf, evt)
+	if t.closed {
+		// pubsub keeps tracing while the host shuts down; those events are not kept.
+		t.mu.Unlock()
+		return
 	}
+	t.buf = append(t.buf, evt)
 	t.mu.Unlock()
 	select {
 	case t.wake <- struct{}{}:
@@ -81,23 +85,20 @@ func (t *fileTracer) write(f *os.File) {
 	enc := json.NewEncoder(w)
 	var batch []*pb.TraceEvent
 	for {
-		_, open := <-t.wake
+		quitting := false
+		select {
+		case <-t.wake:
+		case <-t.quit:
+			quitting = true
+		}
 		t.mu.Lock()
 		batch, t.buf = t.buf, batch[:0]
-		closed := t.closed
 		t.mu.Unlock()
 		for i, evt := range batch {
 			_ = enc.Encode(evt) // a lost line shows up as a missing event, reported by the converter
 			batch[i] = nil
 		}
-		if !open || closed {
-			t.mu.Lock()
-			rest := t.buf
-			t.buf = nil
-			t.mu.Unlock()
-			for _, evt := range rest {
-				_ = enc.Encode(evt)
-			}
+		if quitting {
 			_ = w.Flush()
 			_ = f.Close()
 			close(t.done)
@@ -106,17 +107,15 @@ func (t *fileTracer) write(f *os.File) {
 	}
 }
 
-// Close stops accepting events and returns once the file is complete.
+// Close stops accepting events and returns once every earlier event is in the file.
 func (t *fileTracer) Close() {
 	t.mu.Lock()
-	if t.closed {
-		t.mu.Unlock()
-		<-t.done
-		return
-	}
+	already := t.closed
 	t.closed = true
 	t.mu.Unlock()
-	close(t.wake)
+	if !already {
+		close(t.quit)
+	}
 	<-t.done
 }
 

@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gossiplab import __version__
 from gossiplab.errors import Problem, ScenarioError
@@ -22,6 +22,9 @@ from gossiplab.results import write_results
 from gossiplab.scenario import Scenario, load_scenario, scenario_hash, scenario_to_toml
 from gossiplab.topology import Topology, build_topology
 from gossiplab.workload import Schedule, build_schedule, end_time_ns
+
+if TYPE_CHECKING:
+    from gossiplab.testbed import TestbedRun
 
 RESULTS_ROOT = Path("results")
 
@@ -56,10 +59,16 @@ def _run_backend(
     schedule: Schedule,
     end_ns: int,
     progress: ProgressCallback | None,
-) -> ModelRun:
+) -> ModelRun | TestbedRun:
     """Produce the event tables with the scenario's backend."""
     if s.backend == "model":
         return run_model(s, topology, schedule, end_ns, progress)
+    if s.backend == "testbed":
+        # Imported here: the testbed pulls in subprocess and namespace handling that
+        # model runs never need.
+        from gossiplab.testbed import run_testbed
+
+        return run_testbed(s, topology, schedule, end_ns, progress)
     raise ScenarioError(
         [Problem("backend", f"'{s.backend}' is not available yet", 'use backend = "model"')]
     )
@@ -96,7 +105,14 @@ def run(
         "versions": _versions(model.engine_version),
         "finished_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
     }
+    testbed_info = getattr(model, "run_info", None)
+    if testbed_info is not None:  # the testbed's own record: stack, readiness, delay error...
+        run_info["testbed"] = testbed_info
+        run_info["versions"].update(getattr(model, "versions", {}))
     target = Path(out_dir) if out_dir is not None else default_out_dir(s)
     written = write_results(target, model.tables, scenario_to_toml(s), run_info, overwrite=force)
+    attach = getattr(model, "attach", None)
+    if attach is not None:  # testbed: raw profiles (and traces if kept) join the results
+        attach(written)
     summary = json.loads((written / "summary.json").read_text(encoding="utf-8"))
     return RunResult(written, summary)

@@ -1,0 +1,118 @@
+"""The JSON configuration of each Go node (testbed/config.go is its other half)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from gossiplab.scenario import Scenario
+from gossiplab.testbed.netns import node_ip
+from gossiplab.topology import Topology
+from gossiplab.workload import Schedule
+
+PORT = 4001
+
+
+def listen_addr(s: Scenario, node: int) -> str:
+    if s.testbed.transport == "quic":
+        return f"/ip4/{node_ip(node)}/udp/{PORT}/quic-v1"
+    return f"/ip4/{node_ip(node)}/tcp/{PORT}"
+
+
+def protocol_config(s: Scenario) -> dict[str, Any]:
+    p = s.protocol
+    return {
+        "D": p.D,
+        "D_lo": p.D_lo,
+        "D_hi": p.D_hi,
+        "D_lazy": p.D_lazy,
+        "D_score": p.D_score,
+        "D_out": p.D_out,
+        "heartbeat_ns": p.heartbeat,
+        "heartbeat_initial_delay_ns": p.heartbeat_initial_delay,
+        "history_length": p.history_length,
+        "history_gossip": p.history_gossip,
+        "gossip_factor": p.gossip_factor,
+        "gossip_retransmission": p.gossip_retransmission,
+        "fanout_ttl_ns": p.fanout_ttl,
+        "seen_ttl_ns": p.seen_ttl,
+        "flood_publish": p.flood_publish,
+        "prune_backoff_ns": p.prune_backoff,
+        "unsubscribe_backoff_ns": p.unsubscribe_backoff,
+        "graft_flood_threshold_ns": p.graft_flood_threshold,
+        "opportunistic_graft_ticks": p.opportunistic_graft_ticks,
+        "opportunistic_graft_peers": p.opportunistic_graft_peers,
+        "max_ihave_length": p.max_ihave_length,
+        "max_ihave_messages": p.max_ihave_messages,
+        "iwant_followup_ns": p.iwant_followup_time,
+        "idontwant_threshold": int(p.idontwant_threshold),
+        "peer_outbound_queue": p.peer_outbound_queue,
+        "validate_queue": p.validate_queue,
+        "signing": p.signing,
+        "message_id": p.message_id,
+    }
+
+
+_SCORE_DURATIONS = {
+    "time_in_mesh_quantum": "time_in_mesh_quantum_ns",
+    "mesh_message_deliveries_activation": "mesh_message_deliveries_activation_ns",
+    "mesh_message_deliveries_window": "mesh_message_deliveries_window_ns",
+    "decay_interval": "decay_interval_ns",
+    "retain_score": "retain_score_ns",
+}
+
+
+def score_config(s: Scenario) -> dict[str, Any] | None:
+    score = s.protocol.score
+    if not score.enabled or s.testbed.router != "gossipsub":
+        return None
+    values = score.model_dump()
+    values.pop("enabled")
+    return {_SCORE_DURATIONS.get(key, key): value for key, value in values.items()}
+
+
+def node_configs(
+    s: Scenario, topology: Topology, schedule: Schedule, dirs: dict[int, str]
+) -> dict[int, dict[str, Any]]:
+    """One configuration per node, keyed by node index."""
+    peers: dict[int, list[dict[str, Any]]] = {i: [] for i in range(topology.nodes)}
+    for dialer, listener in topology.edges.tolist():
+        peers[dialer].append({"index": listener, "addr": listen_addr(s, listener), "dial": True})
+        peers[listener].append({"index": dialer, "addr": listen_addr(s, dialer), "dial": False})
+    own: dict[int, list[dict[str, Any]]] = {i: [] for i in range(topology.nodes)}
+    for msg in np.argsort(schedule.t_intended_ns, kind="stable").tolist():
+        own[int(schedule.publisher[msg])].append(
+            {
+                "msg": msg,
+                "t_ns": int(schedule.t_intended_ns[msg]),
+                "size": int(schedule.size[msg]),
+                "topic": int(schedule.topic[msg]),
+            }
+        )
+    common = {
+        "seed": s.seed,
+        "transport": s.testbed.transport,
+        "security": s.testbed.security,
+        "muxer": s.testbed.muxer,
+        "router": s.testbed.router,
+        "randomsub_size": topology.nodes,
+        "version": s.protocol.version,
+        "protocol": protocol_config(s),
+        "score": score_config(s),
+        "topics": s.workload.topics,
+        "warmup_ns": s.workload.warmup,
+        "profile": s.testbed.profile,
+        "trace_rpc": s.testbed.trace_rpc,
+    }
+    return {
+        i: {
+            **common,
+            "index": i,
+            "listen": listen_addr(s, i),
+            "peers": sorted(peers[i], key=lambda p: p["index"]),
+            "schedule": own[i],
+            "dir": dirs[i],
+        }
+        for i in range(topology.nodes)
+    }
