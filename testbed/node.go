@@ -220,6 +220,11 @@ func runNode(configPath string) error {
 		}()
 		n.topics = append(n.topics, topic)
 	}
+	names := make([]string, c.Topics)
+	for t := range names {
+		names[t] = topicName(t)
+	}
+	n.raw.setHello(names)
 	n.result = nodeResult{
 		Index:      c.Index,
 		PeerID:     base64.StdEncoding.EncodeToString([]byte(n.h.ID())),

@@ -10,6 +10,7 @@ import (
 	pb "github.com/libp2p/go-libp2p-pubsub/pb"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/libp2p/go-libp2p/core/protocol"
+	"google.golang.org/protobuf/proto"
 )
 
 // fileTracer writes go-libp2p-pubsub's trace events as ndjson, the encoding of the
@@ -141,6 +142,24 @@ type rawTracer struct {
 	traffic [kindCount]kindCounters
 	drops   map[dropKey]uint64
 	mesh    map[string]map[peer.ID]bool
+	// hello is the subscription announcement go writes on every new outbound stream
+	// (PubSub.getHelloPacket); it bypasses SendRPC, so it is counted when the stream opens.
+	hello *pb.RPC
+}
+
+// setHello records the topics this node announces to each new peer.
+func (r *rawTracer) setHello(topics []string) {
+	rpc := &pb.RPC{}
+	for _, t := range topics {
+		// go v0.17.0 also sets both partial-message flags, to false, on every entry.
+		rpc.Subscriptions = append(rpc.Subscriptions, &pb.RPC_SubOpts{
+			Topicid: proto.String(t), Subscribe: proto.Bool(true),
+			RequestsPartial: proto.Bool(false), SupportsSendingPartial: proto.Bool(false),
+		})
+	}
+	r.mu.Lock()
+	r.hello = rpc
+	r.mu.Unlock()
 }
 
 func newRawTracer() *rawTracer {
@@ -224,14 +243,26 @@ func (r *rawTracer) meshSize(topic string) int {
 	return len(r.mesh[topic])
 }
 
-func (r *rawTracer) OnNewOutboundStream(peer.ID, protocol.ID) {}
-func (r *rawTracer) OnClosedOutboundStream(peer.ID)           {}
-func (r *rawTracer) Join(string)                              {}
-func (r *rawTracer) Leave(string)                             {}
-func (r *rawTracer) ValidateMessage(*pubsub.Message)          {}
-func (r *rawTracer) DeliverMessage(*pubsub.Message)           {}
-func (r *rawTracer) DuplicateMessage(*pubsub.Message)         {}
-func (r *rawTracer) ThrottlePeer(peer.ID)                     {}
+func (r *rawTracer) OnNewOutboundStream(peer.ID, protocol.ID) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.hello == nil {
+		return
+	}
+	m := measureRPC(r.hello)
+	for k := range kindCount {
+		r.traffic[k].MsgsSent += m.items[k]
+		r.traffic[k].BytesSent += m.bytes[k]
+	}
+}
+
+func (r *rawTracer) OnClosedOutboundStream(peer.ID)   {}
+func (r *rawTracer) Join(string)                      {}
+func (r *rawTracer) Leave(string)                     {}
+func (r *rawTracer) ValidateMessage(*pubsub.Message)  {}
+func (r *rawTracer) DeliverMessage(*pubsub.Message)   {}
+func (r *rawTracer) DuplicateMessage(*pubsub.Message) {}
+func (r *rawTracer) ThrottlePeer(peer.ID)             {}
 
 var _ pubsub.RawTracer = (*rawTracer)(nil)
 var _ pubsub.EventTracer = (*fileTracer)(nil)
