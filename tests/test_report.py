@@ -17,7 +17,8 @@ from gossiplab.results import write_results
 from gossiplab.tables import RunTables, empty_table, from_rows
 
 MS = 1_000_000
-FIGURES = 8
+FIGURES = 12
+"""Figures of every run; testbed runs (with a resources table) add CPU and memory."""
 SCENARIO = 'name = "line"\nseed = 7\n'
 DATA_URI_IMG = re.compile(r'<img src="data:image/png;base64,([A-Za-z0-9+/=]+)"')
 
@@ -53,7 +54,7 @@ def run_tables() -> RunTables:
             + [(i, "ihave", 2, 40, 2, 40) for i in range(5)]
             + [(i, "graft", 1, 10, 1, 10) for i in range(5)],
         ),
-        drops=empty_table("drops"),
+        drops=from_rows("drops", [(3, 4, "payload", "queue-full", 2)]),
     )
 
 
@@ -83,7 +84,7 @@ def test_report_shows_header_headline_traffic_and_scenario(tmp_path: Path) -> No
     for text in ("line", "model", "0123abcd", "Delivery ratio", "RMR", "Payload amplification"):
         assert text in html
     assert "<td>ihave</td>" in html
-    assert "no drops" in html
+    assert "<td>queue-full</td>" in html
     assert "seed = 7" in html
 
 
@@ -91,7 +92,8 @@ def test_figures_with_nothing_to_show_say_no_data(tmp_path: Path) -> None:
     out = write_results(tmp_path / "run", empty_tables(), SCENARIO, run_info())
     html = (out / "report.html").read_text()
 
-    assert html.count("no data") == FIGURES
+    assert html.count("no data to plot") == FIGURES
+    assert "No drops" in html
     assert "<img" not in html
     assert list((out / "plots").glob("*.png")) == []
 

@@ -1,0 +1,117 @@
+"""Matplotlib helpers shared by every figure module (one run, overlays, trends).
+
+Figures are drawn on ``matplotlib.figure.Figure`` objects, never through pyplot, so
+nothing here switches the process-wide backend under a notebook that imports gossiplab;
+saving a Figure to .png renders it with Agg.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+from matplotlib import colormaps
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+from gossiplab.metrics import nearest_rank
+
+DPI = 110
+FIGURE_SIZE = (7.5, 4.2)
+WIDE_SIZE = (10.0, 4.2)
+CDF_POINTS = 2000
+"""Enough points for a smooth CDF; millions of receipts are thinned to this many ranks."""
+BYTE_UNITS = (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10), ("B", 1))
+ACCENT = "#c44e52"
+BAR = "#4c72b0"
+QUALITATIVE_LIMIT = 10
+"""Up to this many series get tab10's distinct colours; more get an ordered colour map."""
+
+
+def new_figure(size: tuple[float, float] = FIGURE_SIZE) -> tuple[Figure, Axes]:
+    figure = Figure(figsize=size, layout="constrained")
+    axes = figure.add_subplot()
+    axes.grid(alpha=0.3)
+    return figure, axes
+
+
+def new_panels(
+    columns: int, rows: int = 1, size: tuple[float, float] = WIDE_SIZE
+) -> tuple[Figure, list[Axes]]:
+    figure = Figure(figsize=size, layout="constrained")
+    grid = figure.subplots(rows, columns, squeeze=False)
+    panels = [axes for row in grid for axes in row]
+    for axes in panels:
+        axes.grid(alpha=0.3)
+    return figure, panels
+
+
+def save(figure: Figure, path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=DPI)
+    return path
+
+
+def series_colours(count: int) -> list[tuple[float, float, float, float]]:
+    """Distinct colours for a few series; an ordered map (sweep order) for many."""
+    if count <= QUALITATIVE_LIMIT:
+        tab10 = colormaps["tab10"]
+        return [tab10(i) for i in range(count)]
+    viridis = colormaps["viridis"]
+    return [viridis(i / max(count - 1, 1)) for i in range(count)]
+
+
+def bin_count(values: int) -> int:
+    return min(60, max(5, math.isqrt(values)))
+
+
+def thinned_ranks(count: int) -> np.ndarray:
+    """1-based ranks of a sorted series of ``count`` values, at most CDF_POINTS of them."""
+    if count <= CDF_POINTS:
+        return np.arange(1, count + 1)
+    return np.unique(np.linspace(1, count, CDF_POINTS).round().astype(np.int64))
+
+
+def draw_cdf(
+    axes: Axes,
+    ordered: pl.Series,
+    *,
+    total: int,
+    label: str | None = None,
+    colour: object = None,
+) -> None:
+    """Step CDF of ascending values, as a share of ``total``, thinned to CDF_POINTS ranks."""
+    ranks = thinned_ranks(ordered.len())
+    values = ordered.gather(ranks - 1).to_numpy()
+    axes.step(values, ranks / total, where="post", label=label, color=colour)
+
+
+def mark_percentiles(
+    axes: Axes, ordered: pl.Series, percents: Sequence[int], *, label_y: float = 0.06
+) -> None:
+    """Vertical lines at the percentiles of an ascending series, labelled with their values.
+
+    Labels sit right of their line at height ``label_y`` (axes fraction): low for a CDF,
+    whose area below the curve right of a percentile is empty, high for a histogram.
+    """
+    step = 0.1 if label_y < 0.5 else -0.1
+    for row, (percent, style) in enumerate(zip(percents, ("--", ":"), strict=False)):
+        value = nearest_rank(ordered, percent)
+        axes.axvline(value, color=ACCENT, linestyle=style, linewidth=1)
+        axes.annotate(
+            f"p{percent} = {value:,.1f} ms",
+            xy=(value, label_y + step * row),
+            xycoords=axes.get_xaxis_transform(),
+            xytext=(4, 0),
+            textcoords="offset points",
+            color=ACCENT,
+            bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.8, "pad": 1},
+        )
+
+
+def byte_unit(count: int) -> tuple[str, int]:
+    """The largest binary unit (and its size in bytes) that ``count`` bytes fill at least once."""
+    return next((unit, size) for unit, size in BYTE_UNITS if count >= size or size == 1)
