@@ -18,6 +18,7 @@ import (
 
 	nfqueue "github.com/florianl/go-nfqueue/v2"
 	"github.com/mdlayher/netlink"
+	"golang.org/x/sys/unix"
 )
 
 // The delay stage: a userspace replacement for netem's delay on kernels without it.
@@ -278,6 +279,8 @@ func runDelay(configPath string) error {
 	if err != nil {
 		return err
 	}
+	// Die with the orchestrator, like the nodes: a held packet is worthless without it.
+	_ = unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(syscall.SIGKILL), 0, 0, 0)
 	started := time.Now()
 	nf, err := nfqueue.Open(&nfqueue.Config{
 		NfQueue: c.Queue,

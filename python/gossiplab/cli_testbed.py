@@ -2,8 +2,59 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Annotated
+
 import typer
+
+from gossiplab.cli_common import guarded, out
+
+
+def clean(
+    all_runs: Annotated[
+        bool,
+        typer.Option("--all", help="Also remove the namespaces of testbed runs still alive."),
+    ] = False,
+) -> None:
+    """Remove what killed testbed runs left behind: namespaces, processes, work folders."""
+    from gossiplab.testbed.commands import require_root
+    from gossiplab.testbed.netns import clean_stale
+
+    def action() -> None:
+        require_root()
+        cleaned = clean_stale(all_runs=all_runs)
+        if not cleaned.namespaces and not cleaned.work_dirs:
+            out.print("nothing to clean")
+            return
+        for name in cleaned.namespaces:
+            out.print(f"removed namespace {name}")
+        for folder in cleaned.work_dirs:
+            out.print(f"removed {folder}")
+
+    guarded(action)
+
+
+def crosscheck(
+    scenario: Annotated[Path, typer.Argument(help="Scenario file (TOML); backend is ignored.")],
+    out_dir: Annotated[
+        Path | None,
+        typer.Option("-o", "--out", help="Folder (default results/<name>-crosscheck-<time>)."),
+    ] = None,
+    force: Annotated[bool, typer.Option(help="Replace an existing folder.")] = False,
+) -> None:
+    """Run a scenario on the model and on the testbed and compare them side by side."""
+    from gossiplab.testbed.crosscheck import run_crosscheck
+
+    def action() -> None:
+        result = run_crosscheck(scenario, out_dir, force=force)
+        out.print(result.markdown, markup=False, highlight=False)
+        out.print(f"results: {result.out_dir}")
+        out.print(f"report:  {result.report}")
+
+    guarded(action)
 
 
 def register(app: typer.Typer) -> None:
     """Add this module's commands to `app`."""
+    app.command(name="clean")(clean)
+    app.command(name="crosscheck")(crosscheck)

@@ -23,7 +23,7 @@ _LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("quic", ("quic-go",)),
     ("router (pubsub)", ("go-libp2p-pubsub",)),
     ("protobuf", ("google.golang.org/protobuf",)),
-    ("network syscalls", ("syscall.", "internal/poll", "net.(")),
+    ("network syscalls", ("syscall", "internal/poll", "net.(")),
     ("go runtime (GC, scheduler)", ("runtime.",)),
 )
 
