@@ -9,7 +9,7 @@ INSTALLED := $(VENV)/.installed
 RUST_SOURCES := $(shell find crates -name '*.rs' -o -name Cargo.toml) Cargo.toml
 DEMO_SCENARIO := scenarios/whiteblock/phase2-series1b.toml
 
-.PHONY: demo test test-rust test-python test-go lint format bench install clean help
+.PHONY: demo test test-rust test-python test-go lint format bench install install-testbed clean help
 
 help:
 	@echo "make demo     install what is needed and run the default experiment"
@@ -36,7 +36,21 @@ test: test-rust test-python test-go
 test-rust:
 	cargo test --workspace --exclude gossiplab-python --quiet
 
-test-python: $(INSTALLED)
+# The testbed backend needs iproute2 (ip, tc) and iptables, and root for namespaces. As
+# root, whatever is missing is installed here, so a fresh machine runs the testbed tests;
+# otherwise they are skipped (and say so).
+install-testbed:
+	@if [ "$$(id -u)" != 0 ]; then echo "not root: the testbed tests will be skipped"; exit 0; fi; \
+	missing=""; \
+	command -v ip >/dev/null 2>&1 || missing="$$missing iproute2"; \
+	command -v tc >/dev/null 2>&1 || missing="$$missing iproute2"; \
+	command -v iptables >/dev/null 2>&1 || missing="$$missing iptables"; \
+	if [ -n "$$missing" ]; then \
+		echo "installing$$missing for the testbed"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	fi
+
+test-python: $(INSTALLED) install-testbed
 	$(PY) -m pytest -q
 
 test-go:
