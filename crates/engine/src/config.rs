@@ -23,6 +23,59 @@ pub struct Config {
     pub protocol: ProtocolConfig,
     #[serde(default)]
     pub output: OutputConfig,
+    /// Nodes that break the protocol on purpose.
+    #[serde(default)]
+    pub adversaries: Vec<Adversary>,
+    /// Crashes, churn and partitions.
+    #[serde(default)]
+    pub faults: Vec<Fault>,
+}
+
+/// Ways an adversarial node departs from the protocol.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Misbehaviour {
+    /// Never relays other nodes' messages (still publishes its own).
+    DropForwards,
+    /// Never answers IWANT.
+    IgnoreIwant,
+    /// Never answers INEED (v2.0).
+    IgnoreIneed,
+    /// Relays every message `delay_ns` late.
+    DelayForwards,
+    /// Sends every topic peer, every heartbeat, an IHAVE of `spam_ids` ids it does not have.
+    SpamIhave,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Adversary {
+    pub node: u32,
+    pub behaviour: Misbehaviour,
+    #[serde(default)]
+    pub delay_ns: Time,
+    #[serde(default)]
+    pub spam_ids: usize,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, tag = "kind", rename_all = "kebab-case")]
+pub enum Fault {
+    /// The node is down during [from_ns, until_ns) (until the end when None): it sends and
+    /// receives nothing, its peers drop it from their meshes, and it comes back with an
+    /// empty state (a restart) and reconnects.
+    Down {
+        node: u32,
+        from_ns: Time,
+        until_ns: Option<Time>,
+    },
+    /// During [start_ns, end_ns) nothing crosses between nodes of different groups;
+    /// `groups[i]` lists the nodes of group i (nodes not listed are in group 0).
+    Partition {
+        groups: Vec<Vec<u32>>,
+        start_ns: Time,
+        end_ns: Time,
+    },
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -176,6 +229,26 @@ impl Config {
             if len != n {
                 return Err(format!(
                     "engine config: network.{name} has {len} entries for {n} nodes"
+                ));
+            }
+        }
+        for a in &self.adversaries {
+            if a.node >= self.nodes {
+                return Err(format!(
+                    "engine config: adversary node {} >= {} nodes",
+                    a.node, self.nodes
+                ));
+            }
+        }
+        for f in &self.faults {
+            let listed: Vec<u32> = match f {
+                Fault::Down { node, .. } => vec![*node],
+                Fault::Partition { groups, .. } => groups.iter().flatten().copied().collect(),
+            };
+            if let Some(n) = listed.iter().find(|&&n| n >= self.nodes) {
+                return Err(format!(
+                    "engine config: fault names node {n} but there are {} nodes",
+                    self.nodes
                 ));
             }
         }

@@ -11,9 +11,9 @@
 
 use smallvec::SmallVec;
 
-use crate::config::{Time, Version};
+use crate::config::{Misbehaviour, Time, Version};
 use crate::rpc::{Control, MsgRef};
-use crate::sim::Simulation;
+use crate::sim::{Route, Simulation};
 
 const NANOS_PER_SECOND: Time = 1_000_000_000;
 
@@ -126,27 +126,29 @@ impl Simulation {
         candidates
     }
 
-    /// Where a new or relayed message goes (go's `rpcs()` recipient choice).
+    /// Where a new or relayed message goes (go's `rpcs()` recipient choice), and how.
     pub(crate) fn gossipsub_recipients(
         &mut self,
         node: u32,
         msg: u32,
         topic: u16,
         own: bool,
-    ) -> SmallVec<[u32; 32]> {
+    ) -> (SmallVec<[u32; 32]>, Route) {
         self.nodes[node as usize].mcache.put(msg);
         let publish = self.thresholds().publish;
         if own && self.proto.flood_publish {
-            return self
+            let all = self
                 .topic_links(node, topic)
                 .filter(|&l| self.score(l) >= publish)
                 .collect();
+            return (all, Route::Flood);
         }
         if self.nodes[node as usize].is_subscribed(topic) {
-            return self.nodes[node as usize].mesh[topic as usize]
+            let mesh = self.nodes[node as usize].mesh[topic as usize]
                 .iter()
                 .copied()
                 .collect();
+            return (mesh, Route::Mesh);
         }
         // Not in the topic: publish through fanout peers, chosen once and kept.
         let now = self.now();
@@ -157,7 +159,10 @@ impl Simulation {
         }
         let state = &mut self.nodes[node as usize];
         state.fanout_lastpub[topic as usize] = Some(now);
-        state.fanout[topic as usize].iter().copied().collect()
+        (
+            state.fanout[topic as usize].iter().copied().collect(),
+            Route::Fanout,
+        )
     }
 
     /// Decay the score counters of `node`'s peers for every decay interval that passed.
@@ -217,6 +222,8 @@ impl Simulation {
             self.link_iasked[link as usize] = 0;
         }
         self.penalize_broken_promises(node);
+        self.age_idontwant(node);
+        self.spam_ihave(node);
 
         let mut out = HeartbeatOut::default();
         // Step 6: per mesh topic.
@@ -454,8 +461,11 @@ impl Simulation {
     /// Handle the control part of an RPC that `node` received on its link `link`, and
     /// answer with one RPC holding IWANT requests, served messages and PRUNEs.
     pub(crate) fn handle_control(&mut self, node: u32, link: u32, control: &Control) {
+        self.handle_idontwant(node, link, &control.idontwant);
+        self.handle_iannounce(node, link, &control.iannounce);
         let iwant = self.handle_ihave(node, link, control);
-        let served = self.handle_iwant(node, link, &control.iwant);
+        let mut served = self.handle_iwant(node, link, &control.iwant);
+        served.extend(self.handle_ineed(node, &control.ineed));
         let prune = self.handle_graft(node, link, &control.graft);
         self.handle_prune(node, link, &control.prune);
         if iwant.is_empty() && served.is_empty() && prune.is_empty() {
@@ -528,13 +538,20 @@ impl Simulation {
 
     /// IWANT: serve cached messages, each at most gossip_retransmission times per peer.
     fn handle_iwant(&mut self, node: u32, link: u32, ids: &[u32]) -> Vec<MsgRef> {
-        if ids.is_empty() || self.score(link) < self.thresholds().gossip {
+        if ids.is_empty()
+            || self.score(link) < self.thresholds().gossip
+            || self.misbehaves(node, Misbehaviour::IgnoreIwant)
+        {
             return Vec::new();
         }
         let limit = self.proto.gossip_retransmission;
-        let state = &mut self.nodes[node as usize];
         let mut served = Vec::new();
         for &msg in ids {
+            // IDONTWANT also cancels IWANT replies (go v0.13.0, #591).
+            if self.unwanted(node, link, msg) {
+                continue;
+            }
+            let state = &mut self.nodes[node as usize];
             match state.mcache.serve(msg, link) {
                 Some(count) if count <= limit => {
                     let hop = state.seen.get(&msg).map_or(0, |s| s.hop);

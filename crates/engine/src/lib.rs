@@ -7,8 +7,10 @@
 //! Same config, edges and schedule: byte-identical output, on any machine.
 
 pub mod config;
+mod faults;
 mod gossipsub;
 pub mod inspect;
+mod lazy;
 pub mod links;
 pub mod mcache;
 pub mod network;

@@ -32,10 +32,18 @@ pub enum Event {
         link: u32,
         hop: u16,
     },
+    /// An adversary relays `msg` (received on its link `link`) late.
+    DelayedForward { node: u32, msg: u32, link: u32 },
+    /// An INEED for `msg` went unanswered for the timeout (v2.0).
+    IneedTimeout { node: u32, msg: u32, attempt: u32 },
     /// A node's heartbeat.
     Heartbeat { node: u32 },
     /// The workload publishes message `msg`.
     Publish { msg: u32 },
+    /// A node goes down (crash or churn)...
+    Down { node: u32 },
+    /// ...and comes back.
+    Up { node: u32 },
 }
 
 impl Event {
@@ -47,8 +55,12 @@ impl Event {
             Event::Receive { .. } => 1,
             Event::UplinkDone { .. } => 2,
             Event::Validated { .. } => 3,
-            Event::Heartbeat { .. } => 4,
-            Event::Publish { .. } => 5,
+            Event::DelayedForward { .. } => 4,
+            Event::IneedTimeout { .. } => 5,
+            Event::Heartbeat { .. } => 6,
+            Event::Publish { .. } => 7,
+            Event::Down { .. } => 8,
+            Event::Up { .. } => 9,
         }
     }
 }

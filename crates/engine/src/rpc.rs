@@ -24,6 +24,30 @@ pub enum Kind {
 }
 
 pub const KIND_COUNT: usize = 9;
+
+/// Kinds carried inside the `control` field.
+const CONTROL_KINDS: [Kind; 7] = [
+    Kind::Ihave,
+    Kind::Iwant,
+    Kind::Graft,
+    Kind::Prune,
+    Kind::Idontwant,
+    Kind::Iannounce,
+    Kind::Ineed,
+];
+
+/// Framing goes to the first kind present, in this order.
+const ATTRIBUTION_ORDER: [Kind; 9] = [
+    Kind::Payload,
+    Kind::Subscribe,
+    Kind::Graft,
+    Kind::Prune,
+    Kind::Ihave,
+    Kind::Iwant,
+    Kind::Idontwant,
+    Kind::Iannounce,
+    Kind::Ineed,
+];
 pub const KIND_NAMES: [&str; KIND_COUNT] = [
     "payload",
     "ihave",
@@ -51,6 +75,12 @@ pub struct Control {
     pub graft: Vec<u16>,
     /// (topic, backoff in seconds; 0 = field omitted).
     pub prune: Vec<(u16, u64)>,
+    /// v1.2: ids the sender already has (do not send them).
+    pub idontwant: Vec<u32>,
+    /// v2.0: (topic, id) of messages the sender can serve on request.
+    pub iannounce: Vec<(u16, u32)>,
+    /// v2.0: ids the sender asks for after an IANNOUNCE.
+    pub ineed: Vec<u32>,
 }
 
 impl Control {
@@ -59,6 +89,9 @@ impl Control {
             && self.iwant.is_empty()
             && self.graft.is_empty()
             && self.prune.is_empty()
+            && self.idontwant.is_empty()
+            && self.iannounce.is_empty()
+            && self.ineed.is_empty()
     }
 
     fn clear(&mut self) {
@@ -66,6 +99,9 @@ impl Control {
         self.iwant.clear();
         self.graft.clear();
         self.prune.clear();
+        self.idontwant.clear();
+        self.iannounce.clear();
+        self.ineed.clear();
     }
 }
 
@@ -94,7 +130,8 @@ impl Rpc {
     ///
     /// Each part is charged to its kind; the framing and the `control` wrapper are charged
     /// to the first kind present in the order payload, subscribe, graft, prune, ihave,
-    /// iwant, so the kinds always add up to the bytes on the wire.
+    /// iwant, idontwant, iannounce, ineed, so the kinds always add up to the bytes on the
+    /// wire. INEED is one `ControlINeed` entry per id (specs PR #653).
     pub fn measure(&mut self, wire: &WireSizes, size_of: impl Fn(u32) -> u64) {
         let mut bytes = [0u64; KIND_COUNT];
         let mut items = [0u64; KIND_COUNT];
@@ -119,28 +156,26 @@ impl Rpc {
             bytes[Kind::Prune as usize] += wire.prune_entry(backoff);
         }
         items[Kind::Prune as usize] = c.prune.len() as u64;
+        if !c.idontwant.is_empty() {
+            bytes[Kind::Idontwant as usize] = wire.id_list_entry(c.idontwant.len() as u64);
+            items[Kind::Idontwant as usize] = c.idontwant.len() as u64;
+        }
+        bytes[Kind::Iannounce as usize] = c.iannounce.len() as u64 * wire.announce_entry();
+        items[Kind::Iannounce as usize] = c.iannounce.len() as u64;
+        bytes[Kind::Ineed as usize] = c.ineed.len() as u64 * wire.id_list_entry(1);
+        items[Kind::Ineed as usize] = c.ineed.len() as u64;
 
-        let control_body: u64 = [Kind::Ihave, Kind::Iwant, Kind::Graft, Kind::Prune]
-            .iter()
-            .map(|&k| bytes[k as usize])
-            .sum();
+        let control_body: u64 = CONTROL_KINDS.iter().map(|&k| bytes[k as usize]).sum();
         let mut overhead = 0;
         if control_body > 0 {
             overhead += WireSizes::control_field(control_body) - control_body;
         }
         let body: u64 = bytes.iter().sum::<u64>() + overhead;
         overhead += WireSizes::frame(body) - body;
-        let first = [
-            Kind::Payload,
-            Kind::Subscribe,
-            Kind::Graft,
-            Kind::Prune,
-            Kind::Ihave,
-            Kind::Iwant,
-        ]
-        .into_iter()
-        .find(|&k| bytes[k as usize] > 0)
-        .unwrap_or(Kind::Payload);
+        let first = ATTRIBUTION_ORDER
+            .into_iter()
+            .find(|&k| bytes[k as usize] > 0)
+            .unwrap_or(Kind::Payload);
         bytes[first as usize] += overhead;
         self.bytes = bytes;
         self.items = items;

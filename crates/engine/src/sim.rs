@@ -7,7 +7,9 @@
 use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
 
-use crate::config::{Config, ProtocolConfig, Router, Time, Version};
+use crate::config::{Adversary, Config, Misbehaviour, ProtocolConfig, Router, Time, Version};
+use crate::faults::{partitions, Partition};
+use crate::lazy::Announced;
 use crate::links::Links;
 use crate::mcache::MessageCache;
 use crate::network::{sample_latency, Network};
@@ -109,6 +111,15 @@ pub struct Message {
     pub receipts: u64,
 }
 
+/// How a message reaches its recipients: flooding (floodsub, flood publish) ignores
+/// IDONTWANT and never announces; mesh forwards honour both; fanout honours IDONTWANT.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Route {
+    Flood,
+    Mesh,
+    Fanout,
+}
+
 /// A node's entry in its seen cache.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Seen {
@@ -147,6 +158,15 @@ pub(crate) struct NodeState {
     /// once its first copy passed signature verification, so copies arriving meanwhile
     /// are validated too).
     pub validating: FxHashMap<u32, SmallVec<[u32; 4]>>,
+    /// v1.2: (link, message) the peer said it does not want -> heartbeats left.
+    pub unwanted: FxHashMap<(u32, u32), u8>,
+    /// v2.0: messages announced to us that we are fetching with INEED.
+    pub announced: FxHashMap<u32, Announced>,
+    /// Down (crashed or left); see `faults.rs`.
+    pub down: bool,
+    pub misbehaviour: Option<Adversary>,
+    /// Counter for the ids a spamming adversary invents.
+    pub next_phantom: u32,
 }
 
 impl NodeState {
@@ -164,6 +184,9 @@ pub struct Simulation {
     pub(crate) nodes: Vec<NodeState>,
     /// Topics the far end of each link has announced, as its owner knows them.
     pub(crate) link_topics: Vec<u64>,
+    /// IDONTWANT RPCs received on each link this heartbeat (go's `peerdontsend`).
+    pub(crate) link_dontsend: Vec<u32>,
+    pub(crate) partitions: Vec<Partition>,
     /// IHAVE RPCs received on each link this heartbeat (go's `peerhave`).
     pub(crate) link_peerhave: Vec<u32>,
     /// Message ids asked for with IWANT on each link this heartbeat (go's `iasked`).
@@ -244,6 +267,11 @@ impl Simulation {
                 cpu_free: 0,
                 cpu_pending: 0,
                 validating: FxHashMap::default(),
+                unwanted: FxHashMap::default(),
+                announced: FxHashMap::default(),
+                down: false,
+                misbehaviour: config.adversaries.iter().find(|a| a.node == i).cloned(),
+                next_phantom: 0,
             })
             .collect();
         let messages = (0..schedule.len())
@@ -281,6 +309,8 @@ impl Simulation {
             nodes,
             link_topics: vec![0; link_count],
             link_peerhave: vec![0; link_count],
+            link_dontsend: vec![0; link_count],
+            partitions: partitions(config),
             link_iasked: vec![0; link_count],
             messages,
             rpcs: RpcSlab::default(),
@@ -291,6 +321,7 @@ impl Simulation {
             next_publish: 0,
         };
         sim.start();
+        sim.schedule_faults(&config.faults);
         Ok(sim)
     }
 
@@ -298,14 +329,7 @@ impl Simulation {
     /// RPC), gossipsub nodes start their heartbeats, and the first publication is queued.
     fn start(&mut self) {
         for node in 0..self.nodes.len() as u32 {
-            let topics: SmallVec<[u16; 2]> = (0..self.topics)
-                .filter(|&t| self.nodes[node as usize].is_subscribed(t))
-                .collect();
-            for link in self.links.of(node) {
-                let rpc = self.rpcs.alloc();
-                self.rpcs.get_mut(rpc).subscribe.extend_from_slice(&topics);
-                self.send(node, link, rpc);
-            }
+            self.send_hello(node);
             if self.proto.router == Router::Gossipsub {
                 // Real nodes do not start in the same nanosecond: each heartbeat timer
                 // gets a random phase within one interval after the initial delay.
@@ -339,6 +363,10 @@ impl Simulation {
 
     pub fn end(&self) -> Time {
         self.end
+    }
+
+    pub(crate) fn topics(&self) -> u16 {
+        self.topics
     }
 
     /// Events processed so far.
@@ -401,8 +429,18 @@ impl Simulation {
                 link,
                 hop,
             } => self.validated(node, msg, link, hop),
+            Event::DelayedForward { node, msg, link } => self.delayed_forward(node, msg, link),
+            Event::IneedTimeout { node, msg, attempt } => {
+                if !self.is_down(node) {
+                    self.ineed_timeout(node, msg, attempt);
+                }
+            }
+            Event::Down { node } => self.go_down(node),
+            Event::Up { node } => self.come_up(node),
             Event::Heartbeat { node } => {
-                self.heartbeat(node);
+                if !self.is_down(node) {
+                    self.heartbeat(node);
+                }
                 let next = self.now() + self.proto.heartbeat_ns;
                 if next <= self.end {
                     self.queue.push(next, node, Event::Heartbeat { node });
@@ -427,6 +465,10 @@ impl Simulation {
         let receiver = self.links.peer[link as usize];
         let sender = self.links.owner[link as usize];
         let back = self.links.reverse[link as usize];
+        if self.is_down(receiver) {
+            self.rpcs.release(rpc_id, rpc);
+            return;
+        }
         let counters = &mut self.out.traffic[receiver as usize];
         for (k, c) in counters.iter_mut().enumerate() {
             c.msgs_recv += rpc.items[k];
@@ -442,6 +484,9 @@ impl Simulation {
             }
             self.rpcs.release(rpc_id, rpc);
             return;
+        }
+        if self.proto.router == Router::Gossipsub && !rpc.msgs.is_empty() {
+            self.preprocess(receiver, back, &rpc.msgs);
         }
         for m in &rpc.msgs {
             self.receive_payload(receiver, back, sender, *m);
@@ -566,24 +611,30 @@ impl Simulation {
     /// The workload publishes `msg` at its publisher.
     fn publish(&mut self, msg: u32) {
         let now = self.now();
-        let m = &mut self.messages[msg as usize];
-        m.t_publish = Some(now);
-        let publisher = m.publisher;
+        let publisher = self.messages[msg as usize].publisher;
+        if self.is_down(publisher) {
+            return; // a node that is down publishes nothing: t_publish stays unset
+        }
+        self.messages[msg as usize].t_publish = Some(now);
         self.sweep_seen(publisher);
         let expire = now + self.proto.seen_ttl_ns;
-        self.nodes[publisher as usize].seen.insert(
-            msg,
-            Seen {
-                expire,
-                row: OWN,
-                hop: 0,
-            },
-        );
+        let seen = Seen {
+            expire,
+            row: OWN,
+            hop: 0,
+        };
+        self.nodes[publisher as usize].seen.insert(msg, seen);
+        // go (since v0.14.0) sends IDONTWANT for its own large messages too.
+        self.send_idontwant(publisher, None, &[msg]);
         self.forward(publisher, msg, None);
     }
 
     /// Relay (or, with `from` = None, publish) a validated message.
     pub(crate) fn forward(&mut self, node: u32, msg: u32, from: Option<u32>) {
+        let own = from.is_none();
+        if !own && self.misbehaves(node, Misbehaviour::DropForwards) {
+            return;
+        }
         let (topic, publisher) = {
             let m = &self.messages[msg as usize];
             (m.topic, m.publisher)
@@ -592,13 +643,20 @@ impl Simulation {
             .seen
             .get(&msg)
             .map_or(0, |s| s.hop);
-        let recipients: SmallVec<[u32; 32]> = match self.proto.router {
-            Router::Floodsub => self.topic_links(node, topic).collect(),
-            Router::Gossipsub => self.gossipsub_recipients(node, msg, topic, from.is_none()),
+        let (recipients, route) = match self.proto.router {
+            Router::Floodsub => (self.topic_links(node, topic).collect(), Route::Flood),
+            Router::Gossipsub => self.gossipsub_recipients(node, msg, topic, own),
         };
         for link in recipients {
             // Never back to the peer it came from, nor to its author.
             if Some(link) == from || self.links.peer[link as usize] == publisher {
+                continue;
+            }
+            if route != Route::Flood && self.unwanted(node, link, msg) {
+                continue;
+            }
+            if route == Route::Mesh && self.announce_instead(node, own) {
+                self.send_announce(node, link, msg);
                 continue;
             }
             self.send_message(node, link, msg, hop);

@@ -70,6 +70,20 @@ impl Simulation {
     /// Hand RPC `rpc` to `sender`'s outbound queue for `link`: it is sized, counted and
     /// sent when the uplink gets to it, or dropped if the queue is full.
     pub(crate) fn send(&mut self, sender: u32, link: u32, rpc: u32) {
+        self.enqueue(sender, link, rpc, false);
+    }
+
+    /// Like `send`, on go's urgent lane: ahead of every waiting RPC (IDONTWANT).
+    pub(crate) fn send_urgent(&mut self, sender: u32, link: u32, rpc: u32) {
+        self.enqueue(sender, link, rpc, true);
+    }
+
+    fn enqueue(&mut self, sender: u32, link: u32, rpc: u32, urgent: bool) {
+        if self.is_down(sender) {
+            let spare = self.rpcs.take(rpc);
+            self.rpcs.release(rpc, spare);
+            return;
+        }
         self.attach_stashed_control(link, rpc);
         let messages = &self.messages;
         let r = self.rpcs.get_mut(rpc);
@@ -89,7 +103,12 @@ impl Simulation {
             return;
         }
         let queue = &mut self.transport.links[link as usize];
-        queue.rpcs.push_back(rpc);
+        if urgent {
+            let ahead = usize::from(queue.head_left > 0);
+            queue.rpcs.insert(ahead, rpc);
+        } else {
+            queue.rpcs.push_back(rpc);
+        }
         if queue.rpcs.len() == 1 {
             self.transport.uplinks[sender as usize].ring.push_back(link);
         }
@@ -132,8 +151,21 @@ impl Simulation {
         self.serve_uplink(node);
     }
 
-    /// The RPC's last byte left the sender now: schedule its arrival.
+    /// The RPC's last byte left the sender now: schedule its arrival (unless a fault
+    /// loses it).
     fn depart(&mut self, sender: u32, link: u32, rpc: u32) {
+        if self.is_down(sender) || self.partitioned(link) {
+            let peer = self.links.peer[link as usize];
+            let reason = if self.is_down(sender) {
+                "sender-down"
+            } else {
+                "partition"
+            };
+            self.count_fault_drop(sender, peer, reason);
+            let spare = self.rpcs.take(rpc);
+            self.rpcs.release(rpc, spare);
+            return;
+        }
         let bytes = self.rpcs.get(rpc).total_bytes();
         let latency = self.links.latency[link as usize];
         let arrival = self.net.propagate(self.now(), link, latency, bytes);

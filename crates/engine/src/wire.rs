@@ -88,6 +88,11 @@ impl WireSizes {
         field_len(self.topic_field + backoff)
     }
 
+    /// Bytes of one v2.0 `ControlIAnnounce` entry (topic + message id).
+    pub fn announce_entry(&self) -> u64 {
+        field_len(self.topic_field + self.id_field)
+    }
+
     /// Bytes of one `SubOpts` entry (subscribe flag + topic).
     pub fn subscription_entry(&self) -> u64 {
         field_len(2 + self.topic_field)
@@ -140,6 +145,9 @@ mod tests {
             signing,
             message_id,
             topic_name_len: 20,
+            idontwant_threshold: 1024,
+            D_announce: 0,
+            ineed_timeout_ns: 400_000_000,
             score: None,
         }
     }

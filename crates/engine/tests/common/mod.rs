@@ -33,7 +33,8 @@ pub fn config(
             "backoff_clear_ticks": 15, "backoff_slack_ticks": 2,
             "max_ihave_length": 5000, "max_ihave_messages": 10, "gossip_retransmission": 3,
             "iwant_followup_ns": 3 * S, "peer_outbound_queue": 32, "validate_queue": 32,
-            "signing": "strict-sign", "message_id": "go", "topic_name_len": 20
+            "signing": "strict-sign", "message_id": "go", "topic_name_len": 20,
+            "idontwant_threshold": 1024, "D_announce": 0, "ineed_timeout_ns": 400 * MS
         },
         "output": {"receipts": true}
     });

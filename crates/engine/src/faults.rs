@@ -1,0 +1,211 @@
+//! Faults and adversaries: nodes that go down and come back, partitions, and nodes that
+//! break the protocol on purpose.
+//!
+//! A node that goes down stops sending, receiving and publishing; its neighbours notice
+//! the broken connections at once and drop it from their meshes and topic tables (as
+//! go-libp2p-pubsub does on a disconnect). When it comes back it restarts with an empty
+//! state (no seen cache, mesh or message cache) and reconnects: both ends announce
+//! their subscriptions again, and meshes re-form at the next heartbeats.
+//!
+//! A partition cuts every link between nodes of different groups for an interval: RPCs
+//! that would cross it are lost (the connections are treated as broken but the meshes
+//! kept), and gossip recovers what it can after the heal.
+
+use smallvec::SmallVec;
+
+use crate::config::{Config, Fault, Misbehaviour, Time};
+use crate::mcache::MessageCache;
+use crate::queue::Event;
+use crate::rpc::{Control, Kind};
+use crate::sim::Simulation;
+
+/// A partition in effect during [start, end).
+#[derive(Clone, Debug)]
+pub struct Partition {
+    /// Group of each node.
+    group: Vec<u16>,
+    start: Time,
+    end: Time,
+}
+
+/// Read the config's partitions.
+pub fn partitions(config: &Config) -> Vec<Partition> {
+    config
+        .faults
+        .iter()
+        .filter_map(|f| match f {
+            Fault::Partition {
+                groups,
+                start_ns,
+                end_ns,
+            } => {
+                let mut group = vec![0u16; config.nodes as usize];
+                for (g, members) in groups.iter().enumerate() {
+                    for &n in members {
+                        group[n as usize] = g as u16;
+                    }
+                }
+                Some(Partition {
+                    group,
+                    start: *start_ns,
+                    end: *end_ns,
+                })
+            }
+            Fault::Down { .. } => None,
+        })
+        .collect()
+}
+
+impl Simulation {
+    /// Queue the down/up events of the config's faults.
+    pub(crate) fn schedule_faults(&mut self, faults: &[Fault]) {
+        for fault in faults {
+            if let Fault::Down {
+                node,
+                from_ns,
+                until_ns,
+            } = *fault
+            {
+                if from_ns <= self.end() {
+                    self.queue.push(from_ns, node, Event::Down { node });
+                }
+                if let Some(until) = until_ns.filter(|&t| t <= self.end()) {
+                    self.queue.push(until, node, Event::Up { node });
+                }
+            }
+        }
+    }
+
+    pub(crate) fn is_down(&self, node: u32) -> bool {
+        self.nodes[node as usize].down
+    }
+
+    /// True if `node` misbehaves in way `m`.
+    pub(crate) fn misbehaves(&self, node: u32, m: Misbehaviour) -> bool {
+        self.nodes[node as usize]
+            .misbehaviour
+            .as_ref()
+            .is_some_and(|a| a.behaviour == m)
+    }
+
+    /// True if a partition cuts `link` now.
+    pub(crate) fn partitioned(&self, link: u32) -> bool {
+        let now = self.now();
+        let (a, b) = (
+            self.links.owner[link as usize] as usize,
+            self.links.peer[link as usize] as usize,
+        );
+        self.partitions
+            .iter()
+            .any(|p| p.start <= now && now < p.end && p.group[a] != p.group[b])
+    }
+
+    /// The node goes down: its peers see the connections break.
+    pub(crate) fn go_down(&mut self, node: u32) {
+        if self.is_down(node) {
+            return;
+        }
+        self.nodes[node as usize].down = true;
+        for link in self.links.of(node) {
+            let back = self.links.reverse[link as usize];
+            let peer = self.links.peer[link as usize];
+            self.link_topics[back as usize] = 0;
+            self.link_topics[link as usize] = 0;
+            for topic in 0..self.nodes[peer as usize].mesh.len() as u16 {
+                self.mesh_remove(peer, topic, back);
+                self.nodes[peer as usize].fanout[topic as usize].retain(|l| *l != back);
+            }
+        }
+    }
+
+    /// The node comes back with a fresh state and reconnects to its neighbours.
+    pub(crate) fn come_up(&mut self, node: u32) {
+        if !self.is_down(node) {
+            return;
+        }
+        let history = self.proto.history_length.max(1);
+        let state = &mut self.nodes[node as usize];
+        state.down = false;
+        state.seen.clear();
+        state.validating.clear();
+        state.announced.clear();
+        state.unwanted.clear();
+        state.backoff.clear();
+        state.mcache = MessageCache::new(history);
+        for topic in 0..state.mesh.len() {
+            state.mesh[topic].clear();
+            state.fanout[topic].clear();
+            state.fanout_lastpub[topic] = None;
+        }
+        self.promises[node as usize].clear();
+        self.send_hello(node);
+        for link in self.links.of(node) {
+            let peer = self.links.peer[link as usize];
+            if !self.is_down(peer) {
+                let back = self.links.reverse[link as usize];
+                self.send_hello_on(peer, back);
+            }
+        }
+    }
+
+    /// Announce `node`'s subscriptions to every neighbour (a new connection's hello).
+    pub(crate) fn send_hello(&mut self, node: u32) {
+        for link in self.links.of(node) {
+            self.send_hello_on(node, link);
+        }
+    }
+
+    fn send_hello_on(&mut self, node: u32, link: u32) {
+        let topics: SmallVec<[u16; 2]> = (0..self.topics())
+            .filter(|&t| self.nodes[node as usize].is_subscribed(t))
+            .collect();
+        let rpc = self.rpcs.alloc();
+        self.rpcs.get_mut(rpc).subscribe.extend_from_slice(&topics);
+        self.send(node, link, rpc);
+    }
+
+    /// An adversary that spams IHAVE: ids nobody has, to every topic peer.
+    pub(crate) fn spam_ihave(&mut self, node: u32) {
+        let Some(count) = self.nodes[node as usize]
+            .misbehaviour
+            .as_ref()
+            .filter(|a| a.behaviour == Misbehaviour::SpamIhave)
+            .map(|a| a.spam_ids)
+        else {
+            return;
+        };
+        let first_phantom = self.messages.len() as u32;
+        for topic in 0..self.topics() {
+            let links: Vec<u32> = self.topic_links(node, topic).collect();
+            for link in links {
+                // Ids past the message table: they never exist, so asking for them
+                // always breaks a promise.
+                let state = &mut self.nodes[node as usize];
+                let ids: Vec<u32> = (0..count)
+                    .map(|_| {
+                        state.next_phantom = state.next_phantom.wrapping_add(1);
+                        first_phantom + state.next_phantom % (u32::MAX - first_phantom)
+                    })
+                    .collect();
+                let rpc = self.rpcs.alloc();
+                self.rpcs.get_mut(rpc).control = Control {
+                    ihave: vec![(topic, ids)],
+                    ..Control::default()
+                };
+                self.send(node, link, rpc);
+            }
+        }
+    }
+
+    /// A relay delayed by an adversary happens now.
+    pub(crate) fn delayed_forward(&mut self, node: u32, msg: u32, link: u32) {
+        if !self.is_down(node) {
+            self.forward(node, msg, Some(link));
+        }
+    }
+
+    /// Count an RPC lost to a fault.
+    pub(crate) fn count_fault_drop(&mut self, node: u32, peer: u32, reason: &'static str) {
+        self.count_drop(node, peer, Kind::Payload, reason);
+    }
+}
