@@ -172,8 +172,29 @@ def test_messages_intended_in_the_warm_up_are_excluded_and_counted() -> None:
     rows = line(0, start_ms=500) + deliver(1, [(1, 1010, 1), (2, 1020, 2), (3, 1030, 3)])
     summary = compute_summary(tables(publishes, rows), run_info(5, warmup_ns=1000 * MS))
 
-    assert summary["messages"] == {"published": 2, "measured": 1, "excluded_in_warmup": 1}
+    assert summary["messages"] == {
+        "published": 2,
+        "measured": 1,
+        "excluded_in_warmup": 1,
+        "not_published": 0,
+        "receivers_excluded_as_down": 0,
+    }
     assert summary["delivery"]["ratio"] == 0.75
+
+
+def test_receivers_down_during_a_message_lifetime_are_left_out() -> None:
+    # 5 nodes; node 4 is down from 900 ms on; message 0 (t = 1000 ms, lifetime 5 s)
+    # reaches nodes 1-3 only, which is everyone that was up: ratio 1, one exclusion.
+    # Message 1 at 10 s, after node 4 is back (until 6 s), is expected everywhere.
+    publishes = [publish(0, t_ms=1000, receipts=3), publish(1, t_ms=10_000, receipts=3)]
+    rows = deliver(0, [(1, 1010, 1), (2, 1020, 2), (3, 1030, 3)])
+    rows += deliver(1, [(1, 10_010, 1), (2, 10_020, 2), (3, 10_030, 3)])
+    info = run_info(5) | {"down": [[4, 900 * MS, 6000 * MS]], "message_lifetime_ns": 5000 * MS}
+    summary = compute_summary(tables(publishes, rows), info)
+
+    assert summary["messages"]["receivers_excluded_as_down"] == 1
+    assert summary["delivery"]["expected_first_receipts"] == 3 + 4
+    assert summary["delivery"]["first_receipts"] == 6
 
 
 # --- hops ---------------------------------------------------------------------------
@@ -255,7 +276,21 @@ def test_traffic_is_summed_by_kind_and_node() -> None:
         "idontwant": 0,
         "iannounce": 0,
         "ineed": 0,
+        "idontwant_transmissions_saved": 0,
+        "ineed_timeouts": 0,
     }
+
+
+def test_protocol_counters_are_reported_as_control_not_as_drops() -> None:
+    drops = [
+        (0, 1, "payload", "saved-by-idontwant", 7),
+        (2, 1, "ineed", "ineed-timeout", 2),
+        (0, 1, "payload", "outbound-queue-full", 1),
+    ]
+    summary = compute_summary(tables([publish(0)], [], drops=drops), run_info(3))
+    assert summary["control"]["idontwant_transmissions_saved"] == 7
+    assert summary["control"]["ineed_timeouts"] == 2
+    assert summary["drops"]["total"] == 1
 
 
 def test_drops_by_kind_and_reason() -> None:

@@ -24,6 +24,7 @@ from typing import Any
 import polars as pl
 
 from gossiplab.errors import ResultsError
+from gossiplab.liveness import excluded_receivers
 from gossiplab.tables import CONTROL_KINDS, TRAFFIC_KINDS, RunTables
 
 NS_PER_MS = 1_000_000
@@ -85,15 +86,22 @@ class Measured:
 def measure(tables: RunTables, run: Mapping[str, Any]) -> Measured:
     """Join and aggregate the tables into per-message outcomes (see ``Measured``)."""
     warmup_ns = int(run.get("warmup_ns") or 0)
-    messages = tables.publishes.filter(pl.col("t_intended_ns") >= warmup_ns).join(
-        _targets_by_topic(run, tables.publishes), on="topic", how="left"
+    # A message whose publisher was down at the time was never published (t_publish -1).
+    messages = tables.publishes.filter(
+        (pl.col("t_intended_ns") >= warmup_ns) & (pl.col("t_publish_ns") >= 0)
+    ).join(_targets_by_topic(run, tables.publishes), on="topic", how="left")
+    # Receivers down during a message's lifetime are neither expected nor counted.
+    excluded = excluded_receivers(messages, run)
+    messages = (
+        messages.join(excluded.group_by("msg").agg(excluded=pl.len()), on="msg", how="left")
+        .with_columns(pl.col("excluded").fill_null(0).cast(pl.Int64))
+        .with_columns(targets=pl.col("targets") - pl.col("excluded"))
     )
     # Sorted once by receipt order so that each message's group below is already in it
     # (polars keeps row order within groups): cheaper than a sort per group and statistic.
     first_receipts = (
-        tables.deliveries.join(
-            messages.select("msg", "t_publish_ns", "targets"), on="msg", how="inner"
-        )
+        tables.deliveries.join(excluded, on=["msg", "node"], how="anti")
+        .join(messages.select("msg", "t_publish_ns", "targets"), on="msg", how="inner")
         .with_columns(latency_ns=pl.col("t_ns") - pl.col("t_publish_ns"))
         .sort("msg", "t_ns", "hop")
     )
@@ -172,7 +180,12 @@ def compute_summary(tables: RunTables, run: Mapping[str, Any]) -> dict[str, Any]
         "messages": {
             "published": measured.published,
             "measured": messages.height,
-            "excluded_in_warmup": measured.published - messages.height,
+            "excluded_in_warmup": int(
+                (tables.publishes["t_intended_ns"] < int(run.get("warmup_ns") or 0)).sum()
+            ),
+            "not_published": int((tables.publishes["t_publish_ns"] < 0).sum()),
+            # (message, receiver) pairs left out because the receiver was down.
+            "receivers_excluded_as_down": int(messages["excluded"].sum() or 0),
         },
         "delivery": _delivery(messages),
         "dissemination_ms": distribution(ns_to_ms(messages["dissemination_ns"])),
@@ -189,8 +202,11 @@ def compute_summary(tables: RunTables, run: Mapping[str, Any]) -> dict[str, Any]
         "duplicates": _duplicates(measured),
         "traffic": _traffic(tables, traffic_by_kind, _nodes(run)),
         # Items sent per kind: message ids for IHAVE, IWANT..., topics for GRAFT and PRUNE.
-        "control": {kind: traffic_by_kind[kind]["msgs_sent"] for kind in CONTROL_KINDS},
-        "drops": _drops(tables.drops),
+        "control": {
+            **{kind: traffic_by_kind[kind]["msgs_sent"] for kind in CONTROL_KINDS},
+            **_protocol_counters(tables.drops),
+        },
+        "drops": _drops(tables.drops.filter(~pl.col("reason").is_in(list(COUNTER_REASONS)))),
         "batches": _batches(messages),
         "publish_timing_error_ms": distribution(
             ns_to_ms(messages["t_publish_ns"] - messages["t_intended_ns"])
@@ -273,6 +289,20 @@ def _traffic(tables: RunTables, by_kind: dict[str, dict[str, int]], nodes: int) 
         "bytes_sent_per_node": distribution(per_node["bytes_sent"]),
         "amplification": payload_bytes / needed if needed else None,
     }
+
+
+# Rows of the drops table that count protocol events rather than losses (DESIGN.md: the
+# table holds "drop events or counters"): summary key for each.
+COUNTER_REASONS = {
+    "saved-by-idontwant": "idontwant_transmissions_saved",
+    "ineed-timeout": "ineed_timeouts",
+}
+
+
+def _protocol_counters(drops: pl.DataFrame) -> dict[str, int]:
+    totals = drops.group_by("reason").agg(pl.col("count").sum())
+    found = dict(totals.iter_rows())
+    return {key: int(found.get(reason, 0)) for reason, key in COUNTER_REASONS.items()}
 
 
 def _drops(drops: pl.DataFrame) -> dict[str, Any]:

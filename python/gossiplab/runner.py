@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from gossiplab import __version__
 from gossiplab.errors import Problem, ScenarioError
+from gossiplab.faults import down_intervals, engine_faults
 from gossiplab.model_backend import ModelRun, ProgressCallback, run_model
 from gossiplab.results import write_results
 from gossiplab.scenario import Scenario, load_scenario, scenario_hash, scenario_to_toml
@@ -99,6 +100,10 @@ def run(
         "subscribers": [topology.nodes] * s.workload.topics,
         "warmup_ns": s.workload.warmup,
         "end_ns": end_ns,
+        # Faults: nodes down while a message spreads are left out of its delivery ratio;
+        # a message spreads for as long as gossip can still recover it.
+        "down": down_intervals(engine_faults(s, topology.nodes)["faults"]),
+        "message_lifetime_ns": s.protocol.history_length * s.protocol.heartbeat,
         "events": model.events,
         "wall_time_s": round(wall, 3),
         "events_per_s": round(model.events / wall) if wall > 0 else None,

@@ -1,0 +1,50 @@
+"""Who could have received a message: publishers that published, receivers that were up.
+
+With faults, a node that is down while a message spreads cannot receive it, and counting
+it would blame the protocol for the fault. DESIGN.md therefore computes the delivery
+ratio over the nodes alive for the message's whole lifetime: from its publication until
+`message_lifetime_ns` later (the runner records the message-cache window, after which
+gossip can no longer recover it). The run info lists the down intervals as
+`down = [[node, from_ns, until_ns or null], ...]`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import polars as pl
+
+EXCLUDED_SCHEMA = {"msg": pl.UInt32, "node": pl.UInt32}
+
+
+def excluded_receivers(messages: pl.DataFrame, run: Mapping[str, Any]) -> pl.DataFrame:
+    """(msg, node) pairs where the node was down during part of the message's lifetime.
+
+    `messages` needs msg, publisher and t_publish_ns. The publisher is never excluded.
+    """
+    down = run.get("down") or []
+    lifetime = int(run.get("message_lifetime_ns") or 0)
+    if not down or messages.is_empty():
+        return pl.DataFrame(schema=EXCLUDED_SCHEMA)
+    intervals = pl.DataFrame(
+        {
+            "node": [int(d[0]) for d in down],
+            "from_ns": [int(d[1]) for d in down],
+            "until_ns": [None if d[2] is None else int(d[2]) for d in down],
+        },
+        schema={"node": pl.UInt32, "from_ns": pl.Int64, "until_ns": pl.Int64},
+    )
+    start = pl.col("t_publish_ns")
+    end = pl.col("t_publish_ns") + lifetime
+    return (
+        messages.select("msg", "publisher", "t_publish_ns")
+        .join(intervals, how="cross")
+        .filter(
+            (pl.col("node") != pl.col("publisher"))
+            & (pl.col("from_ns") <= end)
+            & (pl.col("until_ns").is_null() | (pl.col("until_ns") > start))
+        )
+        .select("msg", "node")
+        .unique()
+    )
