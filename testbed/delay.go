@@ -107,6 +107,9 @@ func (l *latenessHistogram) quantile(q float64) time.Duration {
 	return l.max
 }
 
+// socketBuffer is the netlink receive buffer of the queue socket.
+const socketBuffer = 64 << 20
+
 type pairKey uint64
 
 func pairOf(src, dst [4]byte) pairKey {
@@ -190,21 +193,33 @@ func (s *delayStage) admit(id uint32, packet []byte, arrived time.Time) bool {
 // releaser accepts held packets when their time comes and records how late it was.
 func (s *delayStage) releaser(ctx context.Context, nf *nfqueue.Nfqueue) {
 	timer := time.NewTimer(time.Hour)
+	var due []held
 	for {
 		s.mu.Lock()
 		now := time.Now()
+		due = due[:0]
 		for len(s.held) > 0 && !s.held[0].release.After(now) {
-			p := popHeld(&s.held)
-			if err := nf.SetVerdict(p.id, nfqueue.NfAccept); err != nil {
-				s.verdictErrors++
-			}
-			s.late.add(time.Since(p.release))
+			due = append(due, popHeld(&s.held))
 		}
 		wait := time.Hour
 		if len(s.held) > 0 {
 			wait = time.Until(s.held[0].release)
 		}
 		s.mu.Unlock()
+		// Verdicts are syscalls: issue them without the lock, so that the reader
+		// admitting new packets never waits on them.
+		var failed uint64
+		for _, p := range due {
+			if err := nf.SetVerdict(p.id, nfqueue.NfAccept); err != nil {
+				failed++
+			}
+			lateness := time.Since(p.release)
+			s.mu.Lock()
+			s.late.add(lateness)
+			s.verdictErrors += failed
+			failed = 0
+			s.mu.Unlock()
+		}
 		timer.Reset(wait)
 		select {
 		case <-ctx.Done():
@@ -295,6 +310,14 @@ func runDelay(configPath string) error {
 	}
 	defer nf.Close()
 	_ = nf.SetOption(netlink.NoENOBUFS, true)
+	// A deep socket buffer rides out moments when this process is not scheduled (a busy
+	// host): without it the kernel drops queued packets it cannot hand over.
+	// SO_RCVBUFFORCE (we are root) is not capped by net.core.rmem_max.
+	if raw, err := nf.Con.SyscallConn(); err == nil {
+		_ = raw.Control(func(fd uintptr) {
+			_ = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, socketBuffer)
+		})
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go s.releaser(ctx, nf)

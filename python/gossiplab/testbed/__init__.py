@@ -236,7 +236,10 @@ def _check_delay_error(s: Scenario, stats: dict[str, Any] | None, work: Path) ->
             f"= {limit_ms:g} ms)"
         )
     if dropped:
-        problems.append(f"its queue dropped {dropped} packets")
+        problems.append(
+            f"{dropped} packets were dropped on their way to it (queue full: "
+            f"{stats.get('queue_dropped', 0)}, socket buffer full: {stats.get('user_dropped', 0)})"
+        )
     if problems:
         remove_work(work)
         raise TestbedError(
