@@ -49,6 +49,7 @@ DELAY_READY_TIMEOUT_S = 10.0
 READY_GRACE_S = 60.0  # beyond the warm-up: dials retry for warm-up + 30 s in the node
 STOP_TIMEOUT_S = 20.0
 STDERR_TAIL = 2000
+DELAY_STAGE_NICE = -15
 
 _runs = itertools.count()
 
@@ -126,6 +127,8 @@ class Testbed:
         trace: TracebackType | None,
     ) -> None:
         self.close()
+        if kind is not None:  # nothing of a failed run is read afterwards
+            remove_work(self.work)
 
     def _interrupt(self, signum: int, frame: FrameType | None) -> None:
         raise KeyboardInterrupt(f"signal {signum}")
@@ -188,14 +191,29 @@ class Testbed:
         path = self.work / "delay.json"
         path.write_text(json.dumps(config), encoding="utf-8")
         stderr = (self.work / "delay.stderr").open("w")
+        # The stage is on every packet's path: it runs at a higher priority than the nodes
+        # (and anything else on the host), so its lateness measures the method, not a
+        # scheduler that prefers forty busy nodes.
         self.delay = subprocess.Popen(
-            ["ip", "netns", "exec", core_ns(self.prefix), str(self.binary), "delay", str(path)],
+            [
+                "nice",
+                "-n",
+                str(DELAY_STAGE_NICE),
+                "ip",
+                "netns",
+                "exec",
+                core_ns(self.prefix),
+                str(self.binary),
+                "delay",
+                str(path),
+            ],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=stderr,
             text=True,
             start_new_session=True,  # Ctrl-C goes to the orchestrator, which stops it
         )
+        _raise_autogroup_priority(self.delay.pid)
         assert self.delay.stdout is not None
         ready: queue.Queue[tuple[int, dict[str, Any]]] = queue.Queue()
         threading.Thread(target=_reader, args=(self.delay.stdout, -1, ready), daemon=True).start()
@@ -340,6 +358,18 @@ class Testbed:
         if self.delay is not None:
             sampler.extra["delay_stage"] = self.delay.pid
         return sampler
+
+
+def _raise_autogroup_priority(pid: int) -> None:
+    """Give the delay stage's session (autogroup) the same high priority as its nice.
+
+    With sched_autogroup (the default on desktop-style kernels, and here) every session
+    competes as one: a niced process in its own session would still get only its
+    session's equal share next to forty node sessions. Without autogroup the file does
+    not exist and the nice value alone applies.
+    """
+    with contextlib.suppress(OSError):
+        Path(f"/proc/{pid}/autogroup").write_text(f"{DELAY_STAGE_NICE}\n")
 
 
 def remove_work(path: Path) -> None:

@@ -1,0 +1,71 @@
+"""`gossiplab crosscheck` on a scenario both backends run: five nodes on a line.
+
+On a line there is one path, so both backends must deliver everything over exactly
+4 hops for the farthest node; their latencies differ only by the real nodes' processing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from gossiplab.cli import app
+
+pytestmark = [
+    pytest.mark.testbed,
+    pytest.mark.skipif(
+        os.geteuid() != 0 or shutil.which("ip") is None or shutil.which("iptables") is None,
+        reason="needs root, iproute2 and iptables (make test installs them)",
+    ),
+]
+
+SCENARIO = """
+name = "xc-line"
+seed = 9
+backend = "model"
+[topology]
+kind = "line"
+nodes = 5
+[network]
+latency = "10ms"
+[workload]
+messages = 5
+rate = "5/s"
+publishers = [0]
+warmup = "3s"
+cooldown = "1s"
+"""
+
+
+def test_crosscheck_writes_both_runs_the_table_and_the_overlays(tmp_path: Path) -> None:
+    scenario = tmp_path / "line.toml"
+    scenario.write_text(SCENARIO)
+    out = tmp_path / "xc"
+    result = CliRunner().invoke(app, ["crosscheck", str(scenario), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    rows = {row["metric"]: row for row in json.loads((out / "crosscheck.json").read_text())}
+    assert rows["delivery ratio"]["model"] == rows["delivery ratio"]["testbed"] == 1.0
+    assert rows["delivery ratio"]["relative"] == 0.0
+    assert rows["LDH = 4 (share of messages)"]["testbed"] == 1.0
+    assert rows["LDH = 4 (share of messages)"]["model"] == 1.0
+    # The model's 4 × 10 ms exactly; the testbed at least that, plus a little per hop.
+    assert rows["dissemination p50"]["model"] == pytest.approx(40.0, abs=1.0)
+    assert 40.0 <= rows["dissemination p50"]["testbed"] <= 40.0 + 4 * 15.0
+    assert "| delivery ratio | 1 | 1 | +0.0% |" in (out / "crosscheck.md").read_text()
+    assert (out / "model" / "summary.json").is_file()
+    assert (out / "testbed" / "resources.parquet").is_file()
+    page = (out / "crosscheck.html").read_text()
+    assert "data:image/png;base64," in page and "testbed vs model" in page
+
+
+def test_crosscheck_refuses_to_overwrite(tmp_path: Path) -> None:
+    scenario = tmp_path / "line.toml"
+    scenario.write_text(SCENARIO)
+    (tmp_path / "xc").mkdir()
+    result = CliRunner().invoke(app, ["crosscheck", str(scenario), "-o", str(tmp_path / "xc")])
+    assert result.exit_code == 2 and "--force" in result.output
