@@ -13,7 +13,7 @@ use smallvec::SmallVec;
 
 use crate::config::{Misbehaviour, Time, Version};
 use crate::rpc::{Control, MsgRef};
-use crate::sim::{Route, Simulation};
+use crate::sim::{Route, Simulation, NOT_CACHED};
 
 const NANOS_PER_SECOND: Time = 1_000_000_000;
 
@@ -66,6 +66,15 @@ impl Simulation {
                 opportunistic_graft: p.opportunistic_graft_threshold,
             }
         })
+    }
+
+    /// If `msg` is still in `node`'s message cache, its hop count there.
+    pub(crate) fn in_mcache(&self, node: u32, msg: u32) -> Option<u16> {
+        let state = &self.nodes[node as usize];
+        let seen = state.seen.get(&msg)?;
+        let shifts = (state.ticks as u32).wrapping_sub(seen.cached_at);
+        (seen.cached_at != NOT_CACHED && (shifts as usize) < self.proto.history_length)
+            .then_some(seen.hop)
     }
 
     fn in_mesh(&self, node: u32, topic: u16, link: u32) -> bool {
@@ -134,7 +143,12 @@ impl Simulation {
         topic: u16,
         own: bool,
     ) -> (SmallVec<[u32; 32]>, Route) {
-        self.nodes[node as usize].mcache.put(msg);
+        let state = &mut self.nodes[node as usize];
+        state.mcache.put(msg);
+        let ticks = state.ticks as u32;
+        if let Some(seen) = state.seen.get_mut(&msg) {
+            seen.cached_at = ticks;
+        }
         let publish = self.thresholds().publish;
         if own && self.proto.flood_publish {
             let all = self
@@ -551,13 +565,11 @@ impl Simulation {
             if self.unwanted(node, link, msg) {
                 continue;
             }
-            let state = &mut self.nodes[node as usize];
-            match state.mcache.serve(msg, link) {
-                Some(count) if count <= limit => {
-                    let hop = state.seen.get(&msg).map_or(0, |s| s.hop);
-                    served.push(MsgRef { msg, hop });
-                }
-                _ => {}
+            let Some(hop) = self.in_mcache(node, msg) else {
+                continue;
+            };
+            if self.nodes[node as usize].mcache.serve(msg, link) <= limit {
+                served.push(MsgRef { msg, hop });
             }
         }
         served

@@ -3,18 +3,22 @@
 //! As in go-libp2p-pubsub's `mcache.go`: one window per heartbeat, `put` on every
 //! publish and forward, `gossip_ids` from the newest `history_gossip` windows, `shift`
 //! at the end of each heartbeat, and a per (message, peer) counter of IWANT replies.
-//! Message contents live in the global message table, so the cache holds only ids.
+//!
+//! Whether a message is still cached is not looked up here: the node's seen-cache entry
+//! records the heartbeat count at which it was put, and the message stays cached for
+//! `history_length` shifts (see `Simulation::in_mcache`). That spares a hash-map insert
+//! and removal per message and node on the hot path; only IWANT replies, which are rare,
+//! touch the map of serve counts.
 
 use std::collections::VecDeque;
 
 use rustc_hash::FxHashMap;
-use smallvec::SmallVec;
 
 #[derive(Clone, Debug)]
 pub struct MessageCache {
     windows: VecDeque<Vec<u32>>,
-    /// Cached message -> (link, times served) for IWANT replies.
-    served: FxHashMap<u32, SmallVec<[(u32, u32); 2]>>,
+    /// (message, link) -> IWANT replies so far, for cached messages only.
+    served: FxHashMap<(u32, u32), u32>,
 }
 
 impl MessageCache {
@@ -27,14 +31,9 @@ impl MessageCache {
         }
     }
 
+    /// Add `msg` to the newest window; the caller puts each message at most once.
     pub fn put(&mut self, msg: u32) {
-        if self.served.insert(msg, SmallVec::new()).is_none() {
-            self.windows[0].push(msg);
-        }
-    }
-
-    pub fn contains(&self, msg: u32) -> bool {
-        self.served.contains_key(&msg)
+        self.windows[0].push(msg);
     }
 
     /// Ids of the newest `gossip` windows whose topic passes `in_topic`, newest first.
@@ -48,27 +47,23 @@ impl MessageCache {
             .collect()
     }
 
-    /// Count one IWANT reply of `msg` to `link`; returns the count including this one,
-    /// or None if the message is no longer cached.
-    pub fn serve(&mut self, msg: u32, link: u32) -> Option<u32> {
-        let peers = self.served.get_mut(&msg)?;
-        if let Some(entry) = peers.iter_mut().find(|(l, _)| *l == link) {
-            entry.1 += 1;
-            return Some(entry.1);
-        }
-        peers.push((link, 1));
-        Some(1)
+    /// Count one IWANT reply of cached message `msg` to `link`; returns the count
+    /// including this one.
+    pub fn serve(&mut self, msg: u32, link: u32) -> u32 {
+        let count = self.served.entry((msg, link)).or_insert(0);
+        *count += 1;
+        *count
     }
 
     /// Drop the oldest window and open a new one (end of heartbeat).
     pub fn shift(&mut self) {
-        if let Some(oldest) = self.windows.pop_back() {
-            for msg in &oldest {
-                self.served.remove(msg);
+        if let Some(mut oldest) = self.windows.pop_back() {
+            if !self.served.is_empty() {
+                let gone: rustc_hash::FxHashSet<u32> = oldest.iter().copied().collect();
+                self.served.retain(|(msg, _), _| !gone.contains(msg));
             }
-            let mut recycled = oldest;
-            recycled.clear();
-            self.windows.push_front(recycled);
+            oldest.clear();
+            self.windows.push_front(oldest);
         }
     }
 }
@@ -76,17 +71,6 @@ impl MessageCache {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn messages_leave_after_history_length_shifts() {
-        let mut c = MessageCache::new(3);
-        c.put(7);
-        c.shift();
-        c.shift();
-        assert!(c.contains(7));
-        c.shift();
-        assert!(!c.contains(7));
-    }
 
     #[test]
     fn gossip_covers_only_the_newest_windows() {
@@ -101,12 +85,24 @@ mod tests {
     }
 
     #[test]
-    fn serve_counts_per_peer() {
-        let mut c = MessageCache::new(2);
+    fn messages_leave_the_gossip_windows_after_history_length_shifts() {
+        let mut c = MessageCache::new(3);
+        c.put(7);
+        c.shift();
+        c.shift();
+        assert_eq!(c.gossip_ids(3, |_| true), vec![7]);
+        c.shift();
+        assert!(c.gossip_ids(3, |_| true).is_empty());
+    }
+
+    #[test]
+    fn serve_counts_per_peer_and_forgets_expired_messages() {
+        let mut c = MessageCache::new(1);
         c.put(1);
-        assert_eq!(c.serve(1, 10), Some(1));
-        assert_eq!(c.serve(1, 10), Some(2));
-        assert_eq!(c.serve(1, 11), Some(1));
-        assert_eq!(c.serve(9, 10), None);
+        assert_eq!(c.serve(1, 10), 1);
+        assert_eq!(c.serve(1, 10), 2);
+        assert_eq!(c.serve(1, 11), 1);
+        c.shift();
+        assert!(c.served.is_empty());
     }
 }

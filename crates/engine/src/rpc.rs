@@ -221,6 +221,12 @@ impl RpcSlab {
         std::mem::take(&mut self.slots[id as usize])
     }
 
+    /// Return an RPC's slot, emptying it in place (its buffers stay for reuse).
+    pub fn free(&mut self, id: u32) {
+        self.slots[id as usize].reset();
+        self.free.push(id);
+    }
+
     /// Return an RPC's slot; `spare` gives back its buffers for reuse.
     pub fn release(&mut self, id: u32, mut spare: Rpc) {
         spare.reset();

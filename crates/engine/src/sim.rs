@@ -127,7 +127,11 @@ pub(crate) struct Seen {
     /// Row in the deliveries table, or OWN for the node's own message.
     pub row: u32,
     pub hop: u16,
+    /// Heartbeat count when the message entered the message cache (NOT_CACHED: never).
+    pub cached_at: u32,
 }
+
+pub(crate) const NOT_CACHED: u32 = u32::MAX;
 
 pub(crate) const OWN: u32 = u32::MAX;
 
@@ -461,14 +465,16 @@ impl Simulation {
     }
 
     fn receive(&mut self, link: u32, rpc_id: u32) {
-        let rpc = self.rpcs.take(rpc_id);
         let receiver = self.links.peer[link as usize];
         let sender = self.links.owner[link as usize];
         let back = self.links.reverse[link as usize];
         if self.is_down(receiver) {
-            self.rpcs.release(rpc_id, rpc);
+            self.rpcs.free(rpc_id);
             return;
         }
+        // Copy out the small parts and take the control part, then recycle the RPC in
+        // place: moving whole RPCs in and out of the slab showed up in profiles.
+        let rpc = self.rpcs.get_mut(rpc_id);
         let counters = &mut self.out.traffic[receiver as usize];
         for (k, c) in counters.iter_mut().enumerate() {
             c.msgs_recv += rpc.items[k];
@@ -477,24 +483,25 @@ impl Simulation {
         for &topic in &rpc.subscribe {
             self.link_topics[back as usize] |= 1 << topic;
         }
+        let msgs = rpc.msgs.clone();
+        let control = (!rpc.control.is_empty()).then(|| std::mem::take(&mut rpc.control));
+        self.rpcs.free(rpc_id);
         // A graylisted peer's messages and control are ignored; its subscriptions count.
         if self.scores.is_some() && self.score(back) < self.thresholds().graylist {
-            if !rpc.msgs.is_empty() || !rpc.control.is_empty() {
+            if !msgs.is_empty() || control.is_some() {
                 self.count_drop(receiver, sender, Kind::Payload, "graylisted");
             }
-            self.rpcs.release(rpc_id, rpc);
             return;
         }
-        if self.proto.router == Router::Gossipsub && !rpc.msgs.is_empty() {
-            self.preprocess(receiver, back, &rpc.msgs);
+        if self.proto.router == Router::Gossipsub && !msgs.is_empty() {
+            self.preprocess(receiver, back, &msgs);
         }
-        for m in &rpc.msgs {
+        for m in &msgs {
             self.receive_payload(receiver, back, sender, *m);
         }
-        if self.proto.router == Router::Gossipsub && !rpc.control.is_empty() {
-            self.handle_control(receiver, back, &rpc.control);
+        if let Some(control) = control.filter(|_| self.proto.router == Router::Gossipsub) {
+            self.handle_control(receiver, back, &control);
         }
-        self.rpcs.release(rpc_id, rpc);
     }
 
     fn receive_payload(&mut self, node: u32, back: u32, sender: u32, m: MsgRef) {
@@ -591,9 +598,42 @@ impl Simulation {
         let sender = self.links.peer[back as usize];
         let row = self.out.deliveries.push(msg, node, now, sender, hop);
         let expire = now + self.proto.seen_ttl_ns;
-        self.nodes[node as usize]
-            .seen
-            .insert(msg, Seen { expire, row, hop });
+        let seen = Seen {
+            expire,
+            row,
+            hop,
+            cached_at: NOT_CACHED,
+        };
+        self.nodes[node as usize].seen.insert(msg, seen);
+        if let Some(scores) = &mut self.scores {
+            // First delivery for the sender; copies that were still in validation count
+            // as near-first deliveries for theirs (go's DeliverMessage).
+            let topic = self.messages[msg as usize].topic;
+            scores.first_delivery(back, topic);
+            if let Some(others) = self.nodes[node as usize].validating.get(&msg) {
+                for &other in others.iter().filter(|&&l| l != back) {
+                    scores.near_first_delivery(other, topic);
+                }
+            }
+            self.promises[node as usize].remove(&msg);
+        }
+        let delay = self.nodes[node as usize]
+            .misbehaviour
+            .as_ref()
+            .filter(|a| a.behaviour == Misbehaviour::DelayForwards)
+            .map(|a| a.delay_ns);
+        if let Some(delay) = delay {
+            self.queue.push(
+                now + delay,
+                node,
+                Event::DelayedForward {
+                    node,
+                    msg,
+                    link: back,
+                },
+            );
+            return;
+        }
         self.forward(node, msg, Some(back));
     }
 
@@ -622,6 +662,7 @@ impl Simulation {
             expire,
             row: OWN,
             hop: 0,
+            cached_at: NOT_CACHED,
         };
         self.nodes[publisher as usize].seen.insert(msg, seen);
         // go (since v0.14.0) sends IDONTWANT for its own large messages too.

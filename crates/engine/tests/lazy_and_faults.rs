@@ -236,3 +236,14 @@ fn an_ihave_spammer_is_penalized_for_broken_promises() {
         "below the gossip threshold: its IHAVEs are ignored"
     );
 }
+
+#[test]
+fn a_delaying_relay_adds_its_delay_to_the_hop_behind_it() {
+    let patch =
+        json!({"adversaries": [{"node": 1, "behaviour": "delay-forwards", "delay_ns": 500 * MS}]});
+    let c = config(3, "gossipsub", 10 * MS, 10 * S, 1, patch);
+    let mut sim = Simulation::new(&c, &line(3), &messages(0, 3 * S, 0, 1, 100)).unwrap();
+    sim.run();
+    assert_eq!(delivery_at(&sim, 1).unwrap().0 - 3 * S, 10 * MS);
+    assert_eq!(delivery_at(&sim, 2).unwrap().0 - 3 * S, 520 * MS);
+}

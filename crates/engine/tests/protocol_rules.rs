@@ -342,3 +342,23 @@ fn a_broken_iwant_promise_costs_a_penalty_after_the_followup_time() {
     let penalty = sim.behaviour_penalty(1, 0);
     assert!((0.9..=1.0).contains(&penalty), "penalty {penalty}");
 }
+
+#[test]
+fn first_deliveries_raise_the_senders_score() {
+    // Only P2 counts here (P1 weight 0): 0.5 x first deliveries, halved every second.
+    let patch = with(
+        scoring(),
+        json!({"protocol": {"score": {"time_in_mesh_weight": 0.0}}}),
+    );
+    let c = config(2, "gossipsub", MS, 10 * S, 1, patch);
+    let mut sim = Simulation::new(&c, &line(2), &messages(0, 5 * S, 0, 10, 100)).unwrap();
+    sim.run_until(5 * S + 10 * MS);
+    // Ten first deliveries, at most one decay (x 0.5) since: a score of 2.5 to 5.
+    let score = sim.peer_score(1, 0);
+    assert!((2.5..=5.0).contains(&score), "score {score}");
+    assert_eq!(
+        sim.peer_score(0, 1),
+        0.0,
+        "node 1 delivered nothing first to node 0"
+    );
+}
