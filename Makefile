@@ -8,12 +8,14 @@ PY := $(VENV)/bin/python
 INSTALLED := $(VENV)/.installed
 RUST_SOURCES := $(shell find crates -name '*.rs' -o -name Cargo.toml) Cargo.toml
 DEMO_SCENARIO := scenarios/whiteblock/phase2-series1b.toml
+CAMPAIGN := scenarios/whiteblock/phase2.toml
 
-.PHONY: demo test test-rust test-python test-go lint format bench install install-testbed clean help
+.PHONY: demo campaign test test-rust test-python test-go lint format bench bench-full install install-testbed install-chromium clean help
 
 help:
 	@echo "make demo     install what is needed and run the default experiment"
 	@echo "make test     install what is needed and run every test"
+	@echo "make campaign run the Whiteblock Phase 2 campaign (resumes if interrupted)"
 	@echo "make lint     ruff, rustfmt, clippy and go vet"
 	@echo "make bench    quick benchmarks (results appended to bench/RESULTS.md)"
 
@@ -23,13 +25,17 @@ $(PY):
 
 # Reinstalled whenever the package definition or the engine's sources change.
 $(INSTALLED): $(PY) pyproject.toml $(RUST_SOURCES)
-	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m pip install --quiet -e '.[dev,ray]'
 	touch $@
 
 install: $(INSTALLED)
 
 demo: $(INSTALLED)
 	$(VENV)/bin/gossiplab run $(DEMO_SCENARIO) -o results/demo --force
+
+# All Phase 2 series of the 2019 Whiteblock testbed; run again to resume after a stop.
+campaign: $(INSTALLED)
+	$(VENV)/bin/gossiplab campaign $(CAMPAIGN) -o results/whiteblock-phase2
 
 test: test-rust test-python test-go
 
@@ -50,7 +56,15 @@ install-testbed:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	fi
 
-test-python: $(INSTALLED) install-testbed
+# The report test opens pages in headless Chromium; as root it is installed when missing,
+# otherwise that test is skipped (and says so).
+install-chromium:
+	@if command -v chromium >/dev/null 2>&1; then exit 0; fi; \
+	if [ "$$(id -u)" != 0 ]; then echo "not root: the browser test will be skipped"; exit 0; fi; \
+	echo "installing chromium for the browser test"; \
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
+
+test-python: $(INSTALLED) install-testbed install-chromium
 	$(PY) -m pytest -q
 
 test-go:
@@ -69,7 +83,10 @@ format: $(INSTALLED)
 	cargo fmt --all
 
 bench: $(INSTALLED)
-	$(PY) bench/run.py --quick
+	$(PY) bench/run.py
+
+bench-full: $(INSTALLED)
+	$(PY) bench/run.py --full
 
 clean:
 	rm -rf $(VENV) target results

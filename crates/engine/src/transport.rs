@@ -34,7 +34,8 @@ pub struct LinkQueue {
     /// Bytes of the head RPC still to write (0: not started).
     head_left: u64,
     /// GRAFT/PRUNE of dropped RPCs, waiting for the next RPC or heartbeat.
-    stash: Option<Control>,
+    /// Boxed: it is rare, and links are many (100,000 nodes have millions of them).
+    stash: Option<Box<Control>>,
 }
 
 /// The uplink of one node.
@@ -196,7 +197,7 @@ impl Simulation {
         if !rpc.control.graft.is_empty() || !rpc.control.prune.is_empty() {
             let stash = self.transport.links[link as usize]
                 .stash
-                .get_or_insert_with(Control::default);
+                .get_or_insert_with(Box::default);
             stash.graft.extend_from_slice(&rpc.control.graft);
             stash.prune.extend_from_slice(&rpc.control.prune);
         }
