@@ -128,6 +128,7 @@ def test_same_scenario_and_seed_give_byte_identical_tables(tmp_path: Path) -> No
     assert set(first) == {
         "deliveries.parquet",
         "drops.parquet",
+        "nodes.parquet",
         "publishes.parquet",
         "receipts.parquet",
         "traffic.parquet",

@@ -23,6 +23,7 @@ from typing import Any
 
 import polars as pl
 
+from gossiplab.breakdown import group_breakdowns
 from gossiplab.errors import ResultsError
 from gossiplab.liveness import excluded_receivers
 from gossiplab.tables import CONTROL_KINDS, TRAFFIC_KINDS, RunTables
@@ -76,11 +77,13 @@ class Measured:
     (absolute), ``dissemination_ns`` (fully delivered only), ``reach_<p>_ns`` (time from
     publish until p% of the targets had it), ``last_delivery_hop``, ``max_hop`` and ``rmr``.
     ``first_receipts`` is the deliveries of those messages with ``latency_ns`` added.
+    ``excluded`` holds the (msg, node) pairs left out because the receiver was down.
     """
 
     messages: pl.DataFrame
     first_receipts: pl.DataFrame
     published: int
+    excluded: pl.DataFrame | None = None
 
 
 def measure(tables: RunTables, run: Mapping[str, Any]) -> Measured:
@@ -134,7 +137,7 @@ def measure(tables: RunTables, run: Mapping[str, Any]) -> Measured:
         )
         .sort("msg")
     )
-    return Measured(messages, first_receipts, tables.publishes.height)
+    return Measured(messages, first_receipts, tables.publishes.height, excluded)
 
 
 def _reach_time(percent: int) -> pl.Expr:
@@ -210,6 +213,10 @@ def compute_summary(tables: RunTables, run: Mapping[str, Any]) -> dict[str, Any]
         "batches": _batches(messages),
         "publish_timing_error_ms": distribution(
             ns_to_ms(messages["t_publish_ns"] - messages["t_intended_ns"])
+        ),
+        # by_class and by_region, when the run has node classes or regions.
+        **group_breakdowns(
+            tables.nodes, messages, measured.first_receipts, tables.traffic, measured.excluded
         ),
     }
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -19,7 +19,13 @@ import polars as pl
 
 from gossiplab import _engine
 from gossiplab.errors import Problem, ScenarioError
-from gossiplab.rng import SplitMix64, stream_seed
+from gossiplab.geography import (
+    edge_latency_ns,
+    edge_loss,
+    node_resources,
+    nodes_table,
+    place_nodes,
+)
 from gossiplab.scenario import Scenario
 from gossiplab.tables import POLARS_SCHEMAS, RunTables
 from gossiplab.topology import Topology
@@ -85,32 +91,6 @@ def _latency_model(s: Scenario) -> dict[str, Any]:
     return {"kind": "lognormal", "median_ns": latency.median, "sigma": latency.sigma}
 
 
-def node_resources(s: Scenario, nodes: int) -> dict[str, list[int]]:
-    """Per-node upload, download and CPU cost, from the node classes if any.
-
-    Classes are dealt out by share over a shuffled node order (stream "network.classes"),
-    so which nodes are fast does not depend on their position in the topology.
-    """
-    net = s.network
-    upload = [net.upload] * nodes
-    download = [net.download] * nodes
-    cpu = [net.cpu_per_message] * nodes
-    if net.classes:
-        order = list(range(nodes))
-        SplitMix64(stream_seed(s.seed, "network.classes")).shuffle(order)
-        start = 0
-        for i, cls in enumerate(net.classes):
-            last = i == len(net.classes) - 1
-            end = nodes if last else min(nodes, start + round(cls.share * nodes))
-            for node in order[start:end]:
-                upload[node] = cls.upload
-                download[node] = cls.download
-                if cls.cpu_per_message is not None:
-                    cpu[node] = cls.cpu_per_message
-            start = end
-    return {"upload_bps": upload, "download_bps": download, "cpu_per_message_ns": cpu}
-
-
 # Score fields that are durations: the engine takes them in ns under a *_ns name.
 _SCORE_DURATIONS = (
     "time_in_mesh_quantum",
@@ -157,6 +137,7 @@ def engine_config(s: Scenario, nodes: int, end_ns: int) -> dict[str, Any]:
             "latency": _latency_model(s),
             "jitter_ns": s.network.jitter,
             "loss": s.network.loss,
+            "initial_window_segments": s.network.initial_window,
             **node_resources(s, nodes),
         },
         "protocol": {
@@ -206,6 +187,11 @@ def start_engine(s: Scenario, topology: Topology, schedule: Schedule, end_ns: in
     """A ready-to-run engine (`gossiplab._engine.Engine`)."""
     check_supported(s)
     config = engine_config(s, topology.nodes, end_ns)
+    # Regions and class link quality become a latency and loss per edge and direction;
+    # without them the engine draws latency from the config and applies network.loss.
+    placement = place_nodes(s, topology.nodes)
+    latency = edge_latency_ns(s, placement, topology.edges)
+    loss = edge_loss(s, placement, topology.edges)
     try:
         return _engine.Engine(
             json.dumps(config),
@@ -215,6 +201,8 @@ def start_engine(s: Scenario, topology: Topology, schedule: Schedule, end_ns: in
             _le(schedule.size, "u4"),
             _le(schedule.topic, "u2"),
             _le(schedule.batch, "u4"),
+            None if latency is None else _le(latency, "u8"),
+            None if loss is None else _le(loss, "f8"),
         )
     except ValueError as err:  # the engine's own invariants; Python checks come first
         raise ScenarioError([Problem("", f"the engine refused the scenario: {err}")]) from err
@@ -237,7 +225,8 @@ def run_model(
             progress(t if not finished else end_ns, end_ns, engine.events)
         if finished or t >= end_ns:
             break
-    return ModelRun(tables_from_engine(engine.tables()), engine.events, _engine.__version__)
+    tables = replace(tables_from_engine(engine.tables()), nodes=nodes_table(s, topology.nodes))
+    return ModelRun(tables, engine.events, _engine.__version__)
 
 
 def _frame(name: str, columns: dict[str, Any], decoders: dict[str, Any]) -> pl.DataFrame:

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from gossiplab.breakdown import breakdown_tables
 from gossiplab.headline import HEADLINE, NO_VALUE
 from gossiplab.metrics import TRAFFIC_COUNTERS, compute_summary
 from gossiplab.pages import Block, Code, Figure, Section, Table, Text, render_page
@@ -69,6 +70,11 @@ def _sections(summary: Mapping[str, Any], plots: list[Plot], scenario: str) -> l
                 Table(["metric", "value"], _headline_rows(summary)),
             ],
         )
+    ]
+    # Per node class and per region, when the run has them.
+    sections += [
+        Section(t.title, [Text(t.caption), Table(t.header, t.rows)])
+        for t in breakdown_tables(summary)
     ]
     by_section: dict[str, list[Plot]] = {}
     for plot in plots:

@@ -100,11 +100,22 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("rss_bytes", pa.uint64()),
         ]
     ),
+    # One row per node: where it is and what kind of node it is ("" when the scenario has
+    # no regions or no classes), and its bandwidth (bit/s, 0 = unlimited).
+    "nodes": pa.schema(
+        [
+            ("node", pa.uint32()),
+            ("region", pa.string()),
+            ("class", pa.string()),
+            ("upload_bps", pa.uint64()),
+            ("download_bps", pa.uint64()),
+        ]
+    ),
 }
 """Column names and Arrow dtypes of each event table, in file order."""
 
 REQUIRED_TABLES: tuple[str, ...] = ("publishes", "deliveries", "traffic", "drops")
-OPTIONAL_TABLES: tuple[str, ...] = ("receipts", "resources")
+OPTIONAL_TABLES: tuple[str, ...] = ("receipts", "resources", "nodes")
 
 # The same schemas as polars sees them, derived once so the two can never disagree.
 POLARS_SCHEMAS: dict[str, pl.Schema] = {
@@ -115,7 +126,8 @@ POLARS_SCHEMAS: dict[str, pl.Schema] = {
 
 @dataclass(frozen=True)
 class RunTables:
-    """The event tables of one run. ``receipts`` is optional because it can be very large."""
+    """The event tables of one run. ``receipts`` is optional because it can be very large;
+    ``resources`` comes from the testbed only, and ``nodes`` is missing from older results."""
 
     publishes: pl.DataFrame
     deliveries: pl.DataFrame
@@ -123,6 +135,7 @@ class RunTables:
     drops: pl.DataFrame
     receipts: pl.DataFrame | None = None
     resources: pl.DataFrame | None = None
+    nodes: pl.DataFrame | None = None
 
     def present(self) -> dict[str, pl.DataFrame]:
         """The tables this run has, by name, in schema order."""
