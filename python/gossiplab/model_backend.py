@@ -19,6 +19,7 @@ import polars as pl
 
 from gossiplab import _engine
 from gossiplab.errors import Problem, ScenarioError
+from gossiplab.faults import engine_faults
 from gossiplab.geography import (
     edge_latency_ns,
     edge_loss,
@@ -53,17 +54,10 @@ def unsupported_features(s: Scenario) -> list[Problem]:
     """What the scenario asks for that the model does not simulate yet."""
     problems: list[Problem] = []
     later = "not modelled yet"
-    if s.protocol.version in ("1.2", "2.0"):
-        feature = "IDONTWANT" if s.protocol.version == "1.2" else "IANNOUNCE/INEED"
-        problems.append(
-            Problem(
-                "protocol.version",
-                f"{s.protocol.version} ({feature}) is {later}",
-                'use version = "1.0" or "1.1"',
-            )
-        )
-    if s.faults:
-        problems.append(Problem("faults", f"faults are {later}", "remove the [[faults]] entries"))
+    for i, fault in enumerate(s.faults):
+        if fault.kind == "slow":
+            hint = "give the nodes a node class with less bandwidth or more CPU instead"
+            problems.append(Problem(f"faults[{i}]", f"'slow' faults are {later}", hint))
     if s.output.mode != "full":
         problems.append(Problem("output.mode", f"'{s.output.mode}' is {later}", 'use "full"'))
     if s.workload.topics > MAX_TOPICS:
@@ -176,6 +170,7 @@ def engine_config(s: Scenario, nodes: int, end_ns: int) -> dict[str, Any]:
             "score": _score_config(s),
         },
         "output": {"receipts": s.output.receipts},
+        **engine_faults(s, nodes),
     }
 
 

@@ -1,0 +1,89 @@
+"""Determinism guard: the event tables of three scenarios, pinned by hash.
+
+A change that alters what the model does (event order, a protocol rule, a random draw)
+changes these hashes. That is allowed, but it must be a conscious change: update the
+hashes in the same commit and say in its message why behaviour changed.
+
+The hash covers every column's values (names, dtypes and raw little-endian bytes), not
+the Parquet files, so upgrading polars or pyarrow does not move it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+import pytest
+
+from gossiplab.model_backend import run_model
+from gossiplab.scenario import parse_scenario
+from gossiplab.tables import RunTables
+from gossiplab.topology import build_topology
+from gossiplab.workload import build_schedule, end_time_ns
+
+SCENARIOS: dict[str, dict[str, Any]] = {
+    "floodsub": {
+        "seed": 11,
+        "topology": {"kind": "barabasi-albert", "nodes": 30, "m": 2},
+        "network": {"latency": {"distribution": "uniform", "min": "5ms", "max": "60ms"}},
+        "protocol": {"name": "floodsub"},
+        "workload": {"messages": 40, "rate": "20/s"},
+    },
+    "gossipsub-1.1": {
+        "seed": 12,
+        "topology": {"kind": "random-regular", "nodes": 40, "degree": 8},
+        "network": {"latency": "30ms", "upload": "20Mbit", "cpu_per_message": "300us"},
+        "protocol": {"version": "1.1", "score": {"enabled": True}},
+        "workload": {"messages": 60, "rate": "30/s", "size": "4KiB"},
+    },
+    "gossipsub-2.0-loss": {
+        "seed": 13,
+        "topology": {"kind": "connect-random", "nodes": 40, "k": 5},
+        "network": {"latency": "25ms", "loss": 0.01, "jitter": "5ms"},
+        "protocol": {"version": "2.0", "D_announce": 3},
+        "workload": {"messages": 50, "rate": "25/s", "size": "2KiB", "batch": 2},
+    },
+}
+
+GOLDEN = {
+    "floodsub": "f1ec89e84b924aeb8bea92a4251ce54b2a91f06e0dec6f31f03cad3f1ed85bf2",
+    "gossipsub-1.1": "1316c2d164e6a578d6512f37ec2c573f31b0cf6c6f8f4d1e946f55885c4dc4e7",
+    "gossipsub-2.0-loss": "0829caef5a2cc3dbfcb324c1ba90ac1d2ab2e305b93204c7372d23e6456dd1ec",
+}
+
+
+# The tables the engine produces (other tables describe the setup, not what happened).
+EVENT_TABLES = ("publishes", "deliveries", "traffic", "drops")
+
+
+def table_digest(tables: RunTables) -> str:
+    digest = hashlib.sha256()
+    for name in EVENT_TABLES:
+        frame = getattr(tables, name)
+        digest.update(name.encode())
+        for column in frame.columns:
+            series = frame[column]
+            digest.update(f"{column}:{series.dtype}".encode())
+            if series.dtype == pl.String:
+                digest.update("\0".join(series.to_list()).encode())
+            else:
+                values = series.to_numpy()
+                digest.update(
+                    np.ascontiguousarray(values).astype(values.dtype.newbyteorder("<")).tobytes()
+                )
+    return digest.hexdigest()
+
+
+def run_tables(name: str, tmp_path: Path) -> RunTables:
+    s = parse_scenario(SCENARIOS[name], base_dir=tmp_path)
+    topology = build_topology(s)
+    schedule = build_schedule(s, topology.nodes)
+    return run_model(s, topology, schedule, end_time_ns(s, schedule)).tables
+
+
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+def test_event_tables_match_their_golden_hash(name: str, tmp_path: Path) -> None:
+    assert table_digest(run_tables(name, tmp_path)) == GOLDEN[name]

@@ -1,0 +1,98 @@
+"""IDONTWANT, IANNOUNCE/INEED, faults and adversaries through the whole stack.
+
+The engine's own tests pin each rule on a hand-built graph; these check that the
+scenario fields reach the engine and that the summary reports the outcome, with
+expectations that follow from what each feature can and cannot do.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gossiplab.runner import run
+from gossiplab.scenario import parse_scenario
+
+
+def summary_of(tmp_path: Path, name: str, **sections: Any) -> dict[str, Any]:
+    base = {
+        "seed": 5,
+        "topology": {"kind": "random-regular", "nodes": 40, "degree": 10},
+        "network": {"latency": "20ms", "cpu_per_message": "2ms"},
+        "workload": {"messages": 60, "rate": "20/s", "size": "4KiB"},
+    }
+    for key, value in sections.items():
+        base[key] = {**base.get(key, {}), **value} if isinstance(value, dict) else value
+    s = parse_scenario(base, base_dir=tmp_path)
+    return run(s, tmp_path / name).summary
+
+
+def test_idontwant_only_removes_copies(tmp_path: Path) -> None:
+    v11 = summary_of(tmp_path, "v11", protocol={"version": "1.1"})
+    v12 = summary_of(tmp_path, "v12", protocol={"version": "1.2"})
+    assert v12["delivery"]["ratio"] == v11["delivery"]["ratio"] == 1.0
+    assert v12["control"]["idontwant"] > 0
+    assert v12["control"]["idontwant_transmissions_saved"] > 0
+    assert v12["duplicates"]["rmr"] < v11["duplicates"]["rmr"]
+    assert v11["control"]["idontwant"] == 0
+
+
+def test_announcing_everything_trades_latency_for_copies(tmp_path: Path) -> None:
+    eager = summary_of(tmp_path, "eager", protocol={"version": "2.0", "D_announce": 0})
+    lazy = summary_of(tmp_path, "lazy", protocol={"version": "2.0", "D_announce": 6})
+    assert lazy["delivery"]["ratio"] == eager["delivery"]["ratio"] == 1.0
+    # Every hop pays an extra round trip (40 ms here), so the median message is slower...
+    assert lazy["dissemination_ms"]["p50"] > eager["dissemination_ms"]["p50"] + 40
+    # ...but a node pulls each message once: far fewer duplicate copies.
+    assert lazy["duplicates"]["rmr"] < eager["duplicates"]["rmr"] / 2
+    assert lazy["control"]["iannounce"] > 0 and lazy["control"]["ineed"] > 0
+    assert eager["control"]["iannounce"] == 0
+
+
+def test_crashed_nodes_are_left_out_of_the_delivery_ratio(tmp_path: Path) -> None:
+    summary = summary_of(
+        tmp_path,
+        "crash",
+        faults=[{"kind": "crash", "at": "6s", "count": 4}],
+        workload={"messages": 60, "rate": "20/s", "size": "4KiB", "warmup": "5s"},
+    )
+    # Messages published after 6 s cannot reach the 4 crashed nodes: they are excluded,
+    # and everyone alive still gets everything.
+    assert summary["messages"]["receivers_excluded_as_down"] > 0
+    assert summary["delivery"]["ratio"] == 1.0
+    assert summary["run"]["down"] and all(d[2] is None for d in summary["run"]["down"])
+
+
+def test_nodes_that_drop_forwards_cost_no_delivery_on_a_dense_graph(tmp_path: Path) -> None:
+    summary = summary_of(
+        tmp_path,
+        "droppers",
+        faults=[{"kind": "adversary", "behaviour": "drop-forwards", "share": 0.1}],
+    )
+    assert summary["delivery"]["ratio"] == 1.0
+
+
+def test_a_partition_split_delays_but_does_not_lose_recent_messages(tmp_path: Path) -> None:
+    summary = summary_of(
+        tmp_path,
+        "split",
+        faults=[{"kind": "partition", "start": "6s", "end": "7s", "split": 0.5}],
+        workload={"messages": 20, "rate": "20/s", "size": "4KiB", "warmup": "6s"},
+    )
+    # Published inside the partition; gossip heals it within the history window.
+    assert summary["delivery"]["ratio"] == 1.0
+    assert summary["dissemination_ms"]["max"] > 500
+    assert summary["drops"]["by_kind"]["payload"]["partition"] > 0
+
+
+@pytest.mark.parametrize("behaviour", ["ignore-iwant", "spam-ihave"])
+def test_other_adversaries_run(tmp_path: Path, behaviour: str) -> None:
+    summary = summary_of(
+        tmp_path,
+        behaviour,
+        protocol={"score": {"enabled": True}},
+        faults=[{"kind": "adversary", "behaviour": behaviour, "count": 3}],
+    )
+    assert summary["delivery"]["ratio"] == 1.0
