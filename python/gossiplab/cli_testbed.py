@@ -54,7 +54,39 @@ def crosscheck(
     guarded(action)
 
 
+def profile(
+    scenario: Annotated[Path, typer.Argument(help="Scenario file (TOML).")],
+    out_dir: Annotated[
+        Path | None,
+        typer.Option("-o", "--out", help="Results folder (default results/<name>-<time>)."),
+    ] = None,
+    force: Annotated[bool, typer.Option(help="Replace an existing results folder.")] = False,
+) -> None:
+    """Run a scenario on the testbed with a CPU profile of every node; print the top functions.
+
+    The same as `run` with backend = "testbed" and testbed.profile = true: the raw
+    profiles stay in the results folder (testbed/node*/cpu.pprof) for `go tool pprof`.
+    """
+    from gossiplab.runner import run as run_scenario
+    from gossiplab.scenario import load_scenario, parse_scenario
+
+    def action() -> None:
+        s = load_scenario(scenario)
+        data = s.source_data
+        data["backend"] = "testbed"
+        data["testbed"] = {**data.get("testbed", {}), "profile": True}
+        result = run_scenario(parse_scenario(data, s.base_dir), out_dir, force=force)
+        top = result.out_dir / "testbed" / "profile-top.txt"
+        if top.is_file():
+            out.print(top.read_text(encoding="utf-8"), markup=False, highlight=False)
+        out.print(f"results: {result.out_dir}")
+        out.print(f"report:  {result.report}")
+
+    guarded(action)
+
+
 def register(app: typer.Typer) -> None:
     """Add this module's commands to `app`."""
     app.command(name="clean")(clean)
     app.command(name="crosscheck")(crosscheck)
+    app.command(name="profile")(profile)

@@ -8,6 +8,7 @@ the delay stage's measured error, crashed nodes, CPU and memory) for summary.jso
 from __future__ import annotations
 
 import shutil
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -110,6 +111,8 @@ def run_testbed(
     go_versions = versions()
     clean_stale()
     warnings = [w for w in [capacity_warning(s, topology)] if w]
+    for warning in warnings:
+        _warn(warning)
     netem = has_netem()
     wall_started = time.monotonic()
     with Testbed(s, topology, binary) as bed:
@@ -187,6 +190,9 @@ def run_testbed(
             f"{info['nodes']['cpu_cores_total'] or 0:.2f} cores): results may show the "
             "host's limits, not the protocol's"
         )
+        _warn(warnings[-1])
+    for crash in crashes:
+        _warn(f"node {crash['node']} crashed ({crash['phase']}): {crash['stderr'][-300:]}")
     keep = []
     if s.testbed.keep_traces:
         for i in range(topology.nodes):
@@ -220,6 +226,13 @@ def run_testbed(
         keep=keep,
         profile_text=profile_text,
     )
+
+
+def _warn(message: str) -> None:
+    # Straight to stderr: a warning must be seen while the run goes on, not only in
+    # summary.json (where it is recorded too, under run.testbed.warnings).
+    sys.stderr.write(f"warning (testbed): {message}\n")
+    sys.stderr.flush()
 
 
 def _check_delay_error(s: Scenario, stats: dict[str, Any] | None, work: Path) -> None:
