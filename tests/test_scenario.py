@@ -722,3 +722,21 @@ def test_reference_example_is_valid() -> None:
     s = parse_scenario(tomllib.loads(example), HERE)
     assert s.sweep == {"protocol.D": [6, 8, 10]}
     assert [p.protocol.D for _, p in sweep_points(s)] == [6, 8, 10]
+
+
+def test_a_sweep_key_naming_several_fields_sets_them_in_lockstep() -> None:
+    sweep = {"protocol.D_announce": [0, 7], "workload.messages,workload.batch": [[1, 1], [4, 4]]}
+    points = expand_sweep({"sweep": sweep, "protocol": {"version": "2.0", "D": 8}})
+    assert [assignments for assignments, _ in points] == [
+        {"protocol.D_announce": 0, "workload.messages": 1, "workload.batch": 1},
+        {"protocol.D_announce": 0, "workload.messages": 4, "workload.batch": 4},
+        {"protocol.D_announce": 7, "workload.messages": 1, "workload.batch": 1},
+        {"protocol.D_announce": 7, "workload.messages": 4, "workload.batch": 4},
+    ]
+    assert points[3][1]["workload"] == {"messages": 4, "batch": 4}
+
+
+def test_a_linked_sweep_value_must_set_every_field() -> None:
+    with pytest.raises(ScenarioError) as caught:
+        expand_sweep({"sweep": {"workload.messages,workload.batch": [[1, 1], [4]]}})
+    assert caught.value.problems[0].path == 'sweep."workload.messages,workload.batch"'

@@ -1847,17 +1847,45 @@ def _toml_literal(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
+def _linked_paths(key: str) -> list[str]:
+    """The fields a sweep key sets: one path, or several changing together ("a.b,c.d")."""
+    return [part.strip() for part in key.split(",")]
+
+
 def _sweep_key_problems(sweep: dict[str, Any]) -> list[Problem]:
     """What is wrong with the sweep's keys and value lists; paths are relative to [sweep]."""
     problems = []
     for key, values in sweep.items():
         where = f'"{key}"'
-        if not _is_field_path(key):
-            problems.append(Problem(where, "no such field", _did_you_mean(key, _field_paths())))
+        paths = _linked_paths(key)
+        unknown = [path for path in paths if not _is_field_path(path)]
+        if unknown:
+            for path in unknown:
+                hint = _did_you_mean(path, _field_paths())
+                message = "no such field" if len(paths) == 1 else f"no such field '{path}'"
+                problems.append(Problem(where, message, hint))
         elif not isinstance(values, list) or not values:
             hint = f'write "{key}" = [value, value, ...]'
             problems.append(Problem(where, "expected a non-empty array of values", hint))
+        elif len(paths) > 1 and not all(
+            isinstance(v, list) and len(v) == len(paths) for v in values
+        ):
+            hint = f"each value sets {len(paths)} fields together, e.g. [[1, 1], [2, 2]]"
+            message = f"expected an array of {len(paths)}-element arrays"
+            problems.append(Problem(where, message, hint))
     return problems
+
+
+def _point_assignments(sweep: dict[str, Any], values: tuple[Any, ...]) -> dict[str, Any]:
+    """One point's field assignments; linked keys are spread over their fields."""
+    assignments: dict[str, Any] = {}
+    for key, value in zip(sweep.keys(), values, strict=True):
+        paths = _linked_paths(key)
+        if len(paths) == 1:
+            assignments[key] = value
+        else:
+            assignments.update(zip(paths, value, strict=True))
+    return assignments
 
 
 def expand_sweep(
@@ -1865,9 +1893,12 @@ def expand_sweep(
 ) -> list[tuple[dict[str, Any], dict[str, Any]]]:
     """The points of the ``[sweep]`` table: (assignments, data without sweep, assignments applied).
 
-    The product runs in the sweep table's key order, the last key changing fastest. Every
-    point is validated; problems common to all points are reported once, the others prefixed
-    with the point's assignments. ``base_dir`` (default: the current folder) locates files.
+    The product runs in the sweep table's key order, the last key changing fastest. A key
+    naming several fields separated by commas sets them together from each value (an
+    array with one element per field), so they change in lockstep rather than as a
+    product. Every point is validated; problems common to all points are reported once,
+    the others prefixed with the point's assignments. ``base_dir`` (default: the current
+    folder) locates files.
     """
     sweep = data.get("sweep", {})
     if not isinstance(sweep, dict):
@@ -1878,7 +1909,7 @@ def expand_sweep(
     base = {key: value for key, value in data.items() if key != "sweep"}
     points: list[tuple[dict[str, Any], dict[str, Any]]] = []
     for values in itertools.product(*sweep.values()):
-        assignments = dict(zip(sweep.keys(), values, strict=True))
+        assignments = _point_assignments(sweep, values)
         point = base
         for key, value in assignments.items():
             point = set_dotted(point, key, value)
