@@ -92,8 +92,8 @@ def test_figures_with_nothing_to_show_say_no_data(tmp_path: Path) -> None:
     out = write_results(tmp_path / "run", empty_tables(), SCENARIO, run_info())
     html = (out / "report.html").read_text()
 
-    assert html.count("no data to plot") == FIGURES
-    assert "No drops" in html
+    assert html.count("no data to plot") == FIGURES - 1
+    assert "no drops: no node discarded anything" in html
     assert "<img" not in html
     assert list((out / "plots").glob("*.png")) == []
 

@@ -330,11 +330,23 @@ def series_table(plan: CampaignPlan, results: Sequence[PointResult]) -> pl.DataF
     return pl.DataFrame(rows, schema=schema)
 
 
-def series_text_rows(table: pl.DataFrame, parameters: Sequence[str]) -> list[list[str]]:
-    """The series table as people read it: formatted numbers, failed cases say why."""
+SHORT_METRIC_HEADERS: tuple[str, ...] = ("delivery", "p50 ms", "p99 ms", "max ms", "LDH")
+"""Narrow headers of SERIES_METRICS, for a table that must fit a screen or a terminal."""
+
+
+def series_text_rows(
+    table: pl.DataFrame, parameters: Sequence[str], *, titles_once: bool = False
+) -> list[list[str]]:
+    """The series table as people read it: formatted numbers, failed cases say why.
+
+    With ``titles_once`` a series' title is shown on its first case only.
+    """
     rows = []
+    previous = None
     for row in table.iter_rows(named=True):
-        cells = [row["case"], row["title"], *(row[p] for p in parameters)]
+        title = "" if titles_once and row["series"] == previous else row["title"]
+        previous = row["series"]
+        cells = [row["case"], title, *(row[p] for p in parameters)]
         if row["status"] == "ok":
             cells += [format_value(row[k], BY_KEY[k].format) for k in SERIES_METRICS]
         else:
@@ -343,8 +355,17 @@ def series_text_rows(table: pl.DataFrame, parameters: Sequence[str]) -> list[lis
     return rows
 
 
-def series_header(parameters: Sequence[str]) -> list[str]:
-    return ["case", "series", *parameters, *(BY_KEY[k].label for k in SERIES_METRICS)]
+def series_header(parameters: Sequence[str], *, short: bool = False) -> list[str]:
+    """Column names of the series table; ``short`` ones for screens and terminals."""
+    if not short:
+        return ["case", "series", *parameters, *(BY_KEY[k].label for k in SERIES_METRICS)]
+    return ["case", "series", *short_names(parameters), *SHORT_METRIC_HEADERS]
+
+
+def short_names(keys: Sequence[str]) -> list[str]:
+    """Each dotted key's last part ("topology.m" -> "m"), unless two keys share it."""
+    last = [key.split(".")[-1] for key in keys]
+    return [name if last.count(name) == 1 else key for name, key in zip(last, keys, strict=True)]
 
 
 def series_markdown(table: pl.DataFrame, parameters: Sequence[str]) -> str:

@@ -20,6 +20,7 @@ from gossiplab.campaign import (
     parameter_text,
     series_header,
     series_text_rows,
+    short_names,
 )
 from gossiplab.digest import load_digest
 from gossiplab.overlays import dissemination_overlay, hops_overlay
@@ -48,15 +49,22 @@ def render_campaign_report(
             "Series table",
             [
                 Text(
-                    "One row per case, as in the published report. Dissemination time is from "
-                    "publish until the last node had the message (fully delivered messages "
-                    "only); the last delivery hop is the hop count of that last node's copy. "
-                    "The same table is in series.csv and series.md; points.csv adds every "
-                    "headline metric."
+                    "One row per case, as in the published report. Columns "
+                    + ", ".join(
+                        f"{short} = {key}"
+                        for short, key in zip(
+                            short_names(plan.parameters), plan.parameters, strict=True
+                        )
+                    )
+                    + ". Delivery is the delivery ratio; p50, p99 and max are the "
+                    "dissemination time, from publish until the last node had the message "
+                    "(fully delivered messages only); LDH is the mean last delivery hop, the "
+                    "hop count of that last node's copy. The same table is in series.csv and "
+                    "series.md; points.csv adds every headline metric."
                 ),
                 Table(
-                    series_header(plan.parameters),
-                    series_text_rows(table, plan.parameters),
+                    series_header(plan.parameters, short=True),
+                    series_text_rows(table, plan.parameters, titles_once=True),
                     numeric_from=2 + len(plan.parameters),
                 ),
             ],

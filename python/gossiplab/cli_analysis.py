@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from gossiplab.sweep import PointResult
 
 EXIT_INTERNAL_ERROR = 1
+WIDE_OUTPUT = 160
 
 OutOption = Annotated[
     Path | None,
@@ -237,7 +238,9 @@ def campaign(
                 force=force,
                 progress=bar,
             )
-        out.print(_series_console_table(outcome.series, outcome.plan.parameters))
+        table = _series_console_table(outcome.series, outcome.plan.parameters)
+        # Piped into a log, rich would assume 80 columns and fold the numbers.
+        out.print(table, width=None if out.is_terminal else WIDE_OUTPUT)
         out.print(f"campaign: {outcome.out_dir}")
         out.print(f"table:    {outcome.out_dir / 'series.md'}")
         out.print(f"report:   {outcome.report}")
@@ -246,22 +249,19 @@ def campaign(
     _resumable(action)
 
 
-SHORT_HEADERS = ("delivery", "p50 ms", "p99 ms", "max ms", "LDH")
-
-
 def _series_console_table(series: pl.DataFrame, parameters: list[str]) -> Table:
     """The series table for a terminal: short headers; a failed case shows its reason."""
-    from gossiplab.campaign import SERIES_METRICS, series_text_rows
+    from gossiplab.campaign import series_header, series_text_rows
 
+    case, _series, *names = series_header(parameters, short=True)
     shown = Table(show_header=True, box=None, pad_edge=False)
-    shown.add_column("case", style="bold", no_wrap=True)
-    for name in parameters:
-        shown.add_column(name.split(".")[-1], no_wrap=True)
-    for name in SHORT_HEADERS[: len(SERIES_METRICS)]:
-        shown.add_column(name, justify="right", overflow="fold")
+    shown.add_column(case, style="bold", no_wrap=True)
+    for i, name in enumerate(names):
+        numeric = i >= len(parameters)
+        shown.add_column(name, justify="right" if numeric else "left", no_wrap=not numeric)
     for row in series_text_rows(series, parameters):
-        case, _title, *rest = row
-        shown.add_row(case, *(escape(cell) for cell in rest))
+        case_label, _title, *rest = row
+        shown.add_row(case_label, *(escape(cell) for cell in rest))
     return shown
 
 

@@ -63,7 +63,7 @@ def expand_runs(dirs: Sequence[Path], labels: Sequence[str] | None = None) -> li
             label_column = "case" if "case" in points.columns else "point"
             refs += [
                 RunRef(folder / point, prefix + label)
-                for point, label in points.select("point", label_column).iter_rows()
+                for point, label in zip(points["point"], points[label_column], strict=True)
             ]
         elif folder.is_dir():
             raise CompareError(

@@ -17,6 +17,7 @@ import logging
 import multiprocessing
 import os
 import shutil
+import socket
 import tarfile
 import tempfile
 import traceback
@@ -49,6 +50,7 @@ class JobResult:
 
 
 OnDone = Callable[[JobResult], None]
+REACH_TIMEOUT_S = 5
 
 
 class ExecutorError(GossiplabError):
@@ -168,6 +170,7 @@ def run_on_ray(jobs: Sequence[Job], address: str, on_done: OnDone) -> None:
             "--ray needs the ray package, which is not installed: "
             "pip install 'gossiplab[ray]' (or run without --ray on the local pool)"
         ) from None
+    _check_reachable(address)
     try:
         ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING)
     except Exception as error:  # Ray raises ConnectionError, RuntimeError, ValueError, ...
@@ -190,6 +193,21 @@ def run_on_ray(jobs: Sequence[Job], address: str, on_done: OnDone) -> None:
             raise
     finally:
         ray.shutdown()
+
+
+def _check_reachable(address: str) -> None:
+    """Fail at once on a host:port nobody answers on: Ray itself retries for minutes."""
+    host, _, port = address.rpartition(":")
+    if "://" in address or not host or not port.isdigit():
+        return  # "auto", "ray://..." and the like: leave them to Ray
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=REACH_TIMEOUT_S).close()
+    except OSError as error:
+        raise ExecutorError(
+            f"cannot connect to the Ray cluster at {address!r}: {error.strerror or error}; "
+            "check the address (host:port of the head node, as `ray start --head` prints it) "
+            "and that the cluster is up"
+        ) from None
 
 
 def _collect(ray: Any, ref: Any, job: Job) -> JobResult:

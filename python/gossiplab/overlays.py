@@ -25,6 +25,8 @@ from gossiplab.drawing import (
 )
 
 SHARED_BINS = 60
+LOG_SCALE_SPREAD = 100
+"""Runs whose times span more than this factor are drawn on a logarithmic time axis."""
 LEGEND_COLUMNS_FROM = 8
 
 
@@ -34,9 +36,7 @@ def dissemination_overlay(digests: Sequence[RunDigest], path: Path) -> Path | No
     if not shown:
         return None
     colours = series_colours(len(digests))
-    top = max(float(d.dissemination_ms[-1]) for d in shown)
-    low = min(float(d.dissemination_ms[0]) for d in shown)
-    bins = np.linspace(low, top if top > low else low + 1.0, SHARED_BINS + 1)
+    bins, logarithmic = _shared_bins([d.dissemination_ms for d in shown])
     figure, (histogram, cdf) = new_panels(2, size=(WIDE_SIZE[0], 4.6))
     for digest, colour in zip(digests, colours, strict=True):
         values = digest.dissemination_ms
@@ -51,8 +51,26 @@ def dissemination_overlay(digests: Sequence[RunDigest], path: Path) -> Path | No
     cdf.set_xlabel("time from publish to the last first receipt (ms)")
     cdf.set_ylabel("fraction of messages")
     cdf.set_ylim(0, 1.02)
+    if logarithmic:
+        for axes in (histogram, cdf):
+            axes.set_xscale("log")
+            axes.set_xlabel(axes.get_xlabel() + ", log scale")
     _legend(cdf, len(shown))
     return save(figure, path)
+
+
+def _shared_bins(samples: Sequence[np.ndarray]) -> tuple[np.ndarray, bool]:
+    """Bins over every sample; logarithmic when the runs differ by orders of magnitude.
+
+    One slow run (a sparse topology at seconds) would otherwise squeeze every fast run
+    (at a millisecond) into the first bin, where no shape can be seen.
+    """
+    top = max(float(values[-1]) for values in samples)
+    positive = [float(values[values > 0][0]) for values in samples if (values > 0).any()]
+    low = min(float(values[0]) for values in samples)
+    if positive and low > 0 and top / min(positive) > LOG_SCALE_SPREAD:
+        return np.geomspace(min(positive), top, SHARED_BINS + 1), True
+    return np.linspace(low, top if top > low else low + 1.0, SHARED_BINS + 1), False
 
 
 def receipt_latency_overlay(digests: Sequence[RunDigest], path: Path) -> Path | None:

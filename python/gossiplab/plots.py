@@ -29,6 +29,8 @@ from gossiplab.metrics import Measured, measure, ns_to_ms
 from gossiplab.tables import TRAFFIC_KINDS, RunTables
 
 REACH_PLOTTED = (50, 90, 99, 100)
+LOG_SCALE_SPREAD = 100
+"""Bars spanning more than this factor are drawn on a log scale."""
 NS_PER_S = 1e9
 
 
@@ -41,6 +43,7 @@ class Plot:
     title: str
     caption: str
     path: Path | None
+    no_data: str = "no data to plot"
 
 
 @dataclass(frozen=True)
@@ -67,6 +70,7 @@ class FigureSpec:
     caption: str
     draw: Draw
     only_when: Callable[[RunData], bool] = lambda data: True
+    no_data: str = "no data to plot"
 
 
 SPEED = "Delivery and speed"
@@ -252,6 +256,9 @@ def control_counts(data: RunData, path: Path) -> Path | None:
     figure, axes = new_figure()
     bars = axes.bar([kind.upper() for kind in counts], list(counts.values()), color="#55a868")
     axes.bar_label(bars, labels=[f"{count:,}" for count in counts.values()], fontsize="small")
+    nonzero = [count for count in counts.values() if count]
+    if max(nonzero) > LOG_SCALE_SPREAD * min(nonzero):
+        axes.set_yscale("log")  # else IHAVE's ids dwarf the GRAFTs into invisibility
     axes.set_title("Control items sent by all nodes, by kind")
     axes.set_ylabel("items (message ids; topics for GRAFT/PRUNE)")
     return save(figure, path)
@@ -287,6 +294,7 @@ def publish_interarrival(data: RunData, path: Path) -> Path | None:
     figure, (gaps, late) = new_panels(2)
     draw_cdf(gaps, intended, total=intended.len(), label="intended")
     draw_cdf(gaps, actual, total=actual.len(), label="actual")
+    gaps.lines[-1].set_linestyle("--")  # so that it shows where it coincides with intended
     gaps.legend(loc="lower right")
     gaps.set_title("Time between consecutive publishes")
     gaps.set_xlabel("interarrival time (ms)")
@@ -426,6 +434,7 @@ FIGURES: tuple[FigureSpec, ...] = (
         "Everything a node discarded: full outbound or validation queues, undeliverable "
         "messages. Any drop of a payload can lower the delivery ratio.",
         drops_bars,
+        no_data="no drops: no node discarded anything",
     ),
     FigureSpec(
         "publish_interarrival",
@@ -460,5 +469,7 @@ def render_all(plots_dir: Path, tables: RunTables, summary: Mapping[str, Any]) -
         if drawn is None:
             path.unlink(missing_ok=True)  # a figure from an earlier report of this folder
         if spec.only_when(data):
-            plots.append(Plot(spec.name, spec.section, spec.title, spec.caption, drawn))
+            plots.append(
+                Plot(spec.name, spec.section, spec.title, spec.caption, drawn, spec.no_data)
+            )
     return plots

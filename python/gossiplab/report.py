@@ -80,8 +80,8 @@ def _sections(summary: Mapping[str, Any], plots: list[Plot], scenario: str) -> l
     for plot in plots:
         by_section.setdefault(plot.section, []).append(plot)
     for title, members in by_section.items():
-        blocks: list[Block] = [Figure(p.title, p.caption, p.path) for p in members]
-        if title == DROPS:
+        blocks: list[Block] = [Figure(p.title, p.caption, p.path, p.no_data) for p in members]
+        if title == DROPS and summary["drops"]["by_kind"]:
             blocks.append(_drops_table(summary))
         sections.append(Section(title, blocks))
     sections.append(
@@ -144,14 +144,12 @@ def _traffic_rows(summary: Mapping[str, Any]) -> list[list[str]]:
     ]
 
 
-def _drops_table(summary: Mapping[str, Any]) -> Table | Text:
+def _drops_table(summary: Mapping[str, Any]) -> Table:
     rows = [
         [str(kind), str(reason), _number(count)]
         for kind, reasons in summary["drops"]["by_kind"].items()
         for reason, count in reasons.items()
     ]
-    if not rows:
-        return Text("No drops: no node discarded anything.")
     return Table(["kind", "reason", "count"], rows, numeric_from=2)
 
 
