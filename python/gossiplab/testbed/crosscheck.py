@@ -188,6 +188,7 @@ def draw(folders: dict[str, Path], path: Path) -> Path:
             label=backend,
         )
     axes[2].set(title="last delivery hop", xlabel="hop", ylabel="share of messages")
+    axes[2].set_xticks(hops)
     for ax in axes:
         ax.grid(alpha=0.3)
         ax.legend()
