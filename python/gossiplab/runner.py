@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from gossiplab import __version__
 from gossiplab.errors import Problem, ScenarioError
+from gossiplab.estimate import available_memory, check_fits, estimate
 from gossiplab.faults import down_intervals, engine_faults
 from gossiplab.model_backend import ModelRun, ProgressCallback, run_model
 from gossiplab.results import write_results
@@ -87,6 +88,9 @@ def run(
     topology = build_topology(s)
     schedule = build_schedule(s, topology.nodes)
     end_ns = end_time_ns(s, schedule)
+    expected = estimate(s, topology, schedule)
+    if s.backend == "model":
+        check_fits(expected, available_memory())
     started = time.perf_counter()
     model = _run_backend(s, topology, schedule, end_ns, progress)
     wall = time.perf_counter() - started
@@ -105,6 +109,11 @@ def run(
         "down": down_intervals(engine_faults(s, topology.nodes)["faults"]),
         "message_lifetime_ns": s.protocol.history_length * s.protocol.heartbeat,
         "events": model.events,
+        "estimate": {
+            "memory_bytes": expected.memory_bytes,
+            "events": expected.events,
+            "seconds": round(expected.seconds, 1),
+        },
         "wall_time_s": round(wall, 3),
         "events_per_s": round(model.events / wall) if wall > 0 else None,
         "versions": _versions(model.engine_version),

@@ -1,0 +1,100 @@
+"""How much memory and time a model run will take, before it starts.
+
+A scenario that cannot fit in this machine's memory is refused up front, with the
+estimate and how to shrink it, instead of being killed by the kernel an hour in. The
+figures are deliberately simple and a little pessimistic; they were calibrated on the
+demo (3.4 million deliveries: about 700 MiB peak) and the 1,000- and 10,000-node
+benchmarks (bench/RESULTS.md).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+from gossiplab.errors import Problem, ScenarioError
+from gossiplab.scenario import Scenario
+from gossiplab.topology import Topology
+from gossiplab.workload import Schedule
+
+# Peak bytes per first-receipt row over the whole run: the engine's columns, their
+# numpy and polars copies, the Parquet writer and the metrics' joins.
+BYTES_PER_DELIVERY = 200
+# Per duplicate-inclusive receipt row when receipts.parquet is written.
+BYTES_PER_RECEIPT = 120
+# Engine state per directed link (queues, network, counters) and per node.
+BYTES_PER_LINK = 200
+BYTES_PER_NODE = 4096
+# Interpreter, libraries and plotting.
+BASELINE = 300 * 2**20
+# The uplink writes large RPCs in chunks of this size, one event each.
+CHUNK = 16 * 1024
+# Events per second the engine sustains on this machine kind (bench/RESULTS.md).
+EVENTS_PER_SECOND = 2.5e6
+# Use at most this share of the memory available now.
+MEMORY_HEADROOM = 0.9
+
+
+@dataclass(frozen=True)
+class Estimate:
+    memory_bytes: int
+    deliveries: int
+    events: int
+    seconds: float
+
+
+def estimate(s: Scenario, topology: Topology, schedule: Schedule) -> Estimate:
+    nodes = topology.nodes
+    links = 2 * len(topology.edges)
+    messages = len(schedule.t_intended_ns)
+    deliveries = messages * max(nodes - 1, 0)
+    # Each node receives a message from about D mesh peers (all topic peers with floodsub).
+    degree = links / nodes if nodes else 0
+    copies = degree if s.protocol.name == "floodsub" else min(degree, s.protocol.D + 1)
+    receipts = round(deliveries * copies) if s.output.receipts else 0
+    memory = (
+        BASELINE
+        + deliveries * BYTES_PER_DELIVERY
+        + receipts * BYTES_PER_RECEIPT
+        + links * BYTES_PER_LINK
+        + nodes * BYTES_PER_NODE
+    )
+    limited = s.network.has_bandwidth_limit()
+    chunks = max(1, math.ceil(int(schedule.size.mean()) / CHUNK)) if messages and limited else 1
+    heartbeats = nodes * (schedule_end_s(s, schedule) / (s.protocol.heartbeat / 1e9))
+    events = round(deliveries * copies * (1 + chunks) + heartbeats * (1 + degree / 4))
+    return Estimate(memory, deliveries, events, events / EVENTS_PER_SECOND)
+
+
+def schedule_end_s(s: Scenario, schedule: Schedule) -> float:
+    last = int(schedule.t_intended_ns.max()) if len(schedule.t_intended_ns) else 0
+    return (last + s.workload.cooldown) / 1e9
+
+
+def available_memory() -> int | None:
+    """MemAvailable from /proc/meminfo, in bytes (None where there is no such file)."""
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        return None
+    return None
+
+
+def check_fits(e: Estimate, available: int | None) -> None:
+    """Refuse a run that would not fit in memory, saying by how much and how to shrink it."""
+    if available is None or e.memory_bytes <= available * MEMORY_HEADROOM:
+        return
+    gib = 2**30
+    message = (
+        f"this run needs about {e.memory_bytes / gib:.1f} GiB "
+        f"({e.deliveries:,} first receipts to record) but this machine has "
+        f"{available / gib:.1f} GiB available"
+    )
+    hint = (
+        "shrink it: fewer messages (workload.messages, or rate × duration), fewer nodes "
+        "(topology.nodes), or output.receipts = false"
+    )
+    raise ScenarioError([Problem("workload.messages", message, hint)])

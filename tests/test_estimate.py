@@ -1,0 +1,51 @@
+"""The up-front estimate refuses runs that cannot fit, and scales as runs do."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gossiplab.errors import ScenarioError
+from gossiplab.estimate import Estimate, check_fits, estimate
+from gossiplab.scenario import parse_scenario
+from gossiplab.topology import build_topology
+from gossiplab.workload import build_schedule
+
+GIB = 2**30
+
+
+def estimate_for(tmp_path: Path, nodes: int, messages: int, **output: bool) -> Estimate:
+    s = parse_scenario(
+        {
+            "topology": {"kind": "random-regular", "nodes": nodes, "degree": 8},
+            "workload": {"messages": messages, "rate": "100/s"},
+            "output": output,
+        },
+        base_dir=tmp_path,
+    )
+    topology = build_topology(s)
+    return estimate(s, topology, build_schedule(s, nodes))
+
+
+def test_memory_grows_with_recorded_receipts(tmp_path: Path) -> None:
+    small = estimate_for(tmp_path, 100, 1_000)
+    more_messages = estimate_for(tmp_path, 100, 4_000)
+    with_receipts = estimate_for(tmp_path, 100, 1_000, receipts=True)
+    assert small.deliveries == 1_000 * 99
+    assert more_messages.memory_bytes > small.memory_bytes
+    assert with_receipts.memory_bytes > small.memory_bytes
+    assert more_messages.events > small.events
+
+
+def test_a_run_that_does_not_fit_is_refused_with_the_estimate_and_a_way_out() -> None:
+    too_big = Estimate(memory_bytes=30 * GIB, deliveries=10**8, events=10**9, seconds=400.0)
+    with pytest.raises(ScenarioError) as caught:
+        check_fits(too_big, available=16 * GIB)
+    text = str(caught.value)
+    assert "30.0 GiB" in text and "16.0 GiB" in text and "fewer messages" in text
+
+
+def test_a_run_that_fits_passes() -> None:
+    check_fits(Estimate(GIB, 10**6, 10**7, 4.0), available=16 * GIB)
+    check_fits(Estimate(GIB, 10**6, 10**7, 4.0), available=None)
