@@ -96,3 +96,19 @@ def test_other_adversaries_run(tmp_path: Path, behaviour: str) -> None:
         faults=[{"kind": "adversary", "behaviour": behaviour, "count": 3}],
     )
     assert summary["delivery"]["ratio"] == 1.0
+
+
+def test_a_slow_node_relays_late(tmp_path: Path) -> None:
+    # Node 1 of a 3-node line validates 10 x slower: 2 ms -> 20 ms before it relays.
+    base = {
+        "topology": {"kind": "line", "nodes": 3},
+        "network": {"latency": "10ms", "cpu_per_message": "2ms"},
+        "workload": {"messages": 1, "publishers": [0]},
+    }
+    fast = run(parse_scenario(base, base_dir=tmp_path), tmp_path / "fast").summary
+    slow_data = {**base, "faults": [{"kind": "slow", "nodes": [1], "cpu_factor": 10}]}
+    slow = run(parse_scenario(slow_data, base_dir=tmp_path), tmp_path / "slow").summary
+    # Node 2's receipt: 10 ms + 2 ms (node 1) + 10 ms + 2 ms (node 2) = 24 ms, and with
+    # the slow node 18 ms more.
+    assert fast["dissemination_ms"]["max"] == pytest.approx(24.0)
+    assert slow["dissemination_ms"]["max"] == pytest.approx(42.0)

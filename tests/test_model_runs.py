@@ -145,14 +145,10 @@ def test_a_run_is_reproduced_from_its_results_folder(tmp_path: Path) -> None:
 
 
 def test_features_not_modelled_yet_are_refused_by_name(tmp_path: Path) -> None:
-    s = scenario(
-        tmp_path,
-        network={"cpu_per_message": "1ms"},
-        faults=[{"kind": "slow", "count": 2, "cpu_factor": 4}],
-    )
+    s = scenario(tmp_path, workload={"topics": 65, "messages": 65})
     with pytest.raises(ScenarioError) as caught:
         run_to(tmp_path, s)
-    assert [p.path for p in caught.value.problems] == ["faults[0]"]
+    assert [p.path for p in caught.value.problems] == ["workload.topics"]
 
 
 def test_scoring_on_still_delivers_everything_to_honest_nodes(tmp_path: Path) -> None:

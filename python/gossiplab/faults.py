@@ -18,6 +18,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
 from gossiplab.rng import SplitMix64, stream_seed
 from gossiplab.scenario import Scenario
 
@@ -65,6 +67,24 @@ def _partition(s: Scenario, fault: Any, index: int, nodes: int) -> dict[str, Any
         cut = max(1, min(nodes - 1, round(fault.split * nodes)))
         groups = [sorted(order[:cut]), sorted(order[cut:])]
     return {"kind": "partition", "groups": groups, "start_ns": fault.start, "end_ns": fault.end}
+
+
+def slow_down(
+    s: Scenario, nodes: int, upload: np.ndarray, download: np.ndarray, cpu: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Apply `slow` faults: the chosen nodes' CPU cost × cpu_factor and bandwidth ×
+    bandwidth_factor, for the whole run (unlimited bandwidth stays unlimited)."""
+    upload, download, cpu = upload.copy(), download.copy(), cpu.copy()
+    for i, fault in enumerate(s.faults):
+        if fault.kind != "slow":
+            continue
+        chosen = np.array(_pick(s, fault, i, nodes), dtype=np.int64)
+        cpu[chosen] = np.round(cpu[chosen] * fault.cpu_factor).astype(cpu.dtype)
+        for side in (upload, download):
+            limited = chosen[side[chosen] > 0]
+            scaled = np.maximum(1, np.round(side[limited] * fault.bandwidth_factor))
+            side[limited] = scaled.astype(side.dtype)
+    return upload, download, cpu
 
 
 def engine_faults(s: Scenario, nodes: int) -> dict[str, list[dict[str, Any]]]:

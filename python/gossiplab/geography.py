@@ -20,6 +20,7 @@ from fractions import Fraction
 import numpy as np
 import polars as pl
 
+from gossiplab.faults import slow_down
 from gossiplab.rng import SplitMix64, stream_seed
 from gossiplab.scenario import Scenario
 from gossiplab.tables import POLARS_SCHEMAS
@@ -99,6 +100,7 @@ def node_resources(
         upload = np.array([c.upload for c in net.classes], dtype=np.uint64)[of]
         download = np.array([c.download for c in net.classes], dtype=np.uint64)[of]
         cpu = np.array([c.cpu_per_message for c in net.classes], dtype=np.uint64)[of]
+    upload, download, cpu = slow_down(s, nodes, upload, download, cpu)
     return {
         "upload_bps": upload.tolist(),
         "download_bps": download.tolist(),

@@ -54,10 +54,6 @@ def unsupported_features(s: Scenario) -> list[Problem]:
     """What the scenario asks for that the model does not simulate yet."""
     problems: list[Problem] = []
     later = "not modelled yet"
-    for i, fault in enumerate(s.faults):
-        if fault.kind == "slow":
-            hint = "give the nodes a node class with less bandwidth or more CPU instead"
-            problems.append(Problem(f"faults[{i}]", f"'slow' faults are {later}", hint))
     if s.output.mode != "full":
         problems.append(Problem("output.mode", f"'{s.output.mode}' is {later}", 'use "full"'))
     if s.workload.topics > MAX_TOPICS:
