@@ -54,8 +54,7 @@ sweep = { "network.latency" = ["10ms", "20ms"] }
 [[series]]
 id = "len"
 title = "Longer lines, 5 ms"
-set = { "network.latency" = "5ms" }
-cases = [{ "topology.nodes" = 4 }, { "topology.nodes" = 6 }]
+sweep = { "topology.nodes,network.latency" = [[4, "5ms"], [6, "5ms"]] }
 """
 
 
@@ -143,8 +142,8 @@ def test_a_campaign_runs_every_case_and_writes_the_series_table(
     assert points["point"].to_list() == [
         "lata_network.latency=10ms",
         "latb_network.latency=20ms",
-        "lena_topology.nodes=4",
-        "lenb_topology.nodes=6",
+        "lena_topology.nodes=4,network.latency=5ms",
+        "lenb_topology.nodes=6,network.latency=5ms",
     ]
     assert (tmp_path / "out" / "campaign.toml").read_text() == CAMPAIGN
 
@@ -182,9 +181,8 @@ def test_cli_campaign_prints_the_series_table(tmp_path: Path) -> None:
             "id '1' is used more than once",
         ),
         (
-            'base = "base.toml"\n[[series]]\nid = "1"\nsweep = {"topology.nodes" = [3]}\n'
-            'cases = [{"topology.nodes" = 4}]\n',
-            "either sweep",
+            'base = "base.toml"\n[[series]]\nid = "1"\nsweep = {"topology.nodes" = 3}\n',
+            r"series '1': sweep\.\"topology\.nodes\": expected a non-empty array",
         ),
         (
             'base = "base.toml"\n[[series]]\nid = "2"\nset = {"network.latncy" = "5ms"}\n',

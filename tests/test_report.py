@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 import re
 import shutil
 from pathlib import Path
 from typing import Any
 
+import polars as pl
 import pytest
 
 from gossiplab.errors import ResultsError
+from gossiplab.plots import resource_samples
 from gossiplab.report import build_report
 from gossiplab.results import write_results
 from gossiplab.tables import RunTables, empty_table, from_rows
@@ -135,3 +138,37 @@ def test_build_report_keeps_the_run_section_as_written(tmp_path: Path) -> None:
 def test_build_report_on_a_missing_folder_says_so(tmp_path: Path) -> None:
     with pytest.raises(ResultsError, match="does not exist"):
         build_report(tmp_path / "missing")
+
+
+def resources(nodes: int = 3) -> Any:
+    """Node i uses (i + 1) × 0.25 cores and grows by 1 MiB a second, sampled each 500 ms."""
+    rows = [
+        (node, t * 500 * MS, (node + 1) * 0.25 * t * 0.5, (40 + t // 2) * 2**20)
+        for node in range(nodes)
+        for t in range(6)
+    ]
+    return from_rows("resources", rows)
+
+
+def test_a_testbed_run_adds_cpu_and_memory(tmp_path: Path) -> None:
+    tables = dataclasses.replace(run_tables(), resources=resources())
+    out = write_results(tmp_path / "run", tables, SCENARIO, run_info())
+    html = (out / "report.html").read_text()
+
+    assert (out / "plots" / "resources.png").is_file()
+    assert len(DATA_URI_IMG.findall(html)) == FIGURES + 1
+    assert "CPU and memory over time" in html
+
+
+def test_cpu_is_the_growth_of_cumulative_cpu_seconds_over_time() -> None:
+    samples = resource_samples(resources()).drop_nulls("cores")
+    for node in range(3):
+        cores = samples.filter(pl.col("node") == node)["cores"].to_list()
+        assert cores == pytest.approx([(node + 1) * 0.25] * 5)
+    assert samples.filter(pl.col("node") == 0)["rss_mib"].to_list() == [40, 41, 41, 42, 42]
+
+
+def test_a_model_run_has_no_cpu_and_memory_section(tmp_path: Path) -> None:
+    out = write_results(tmp_path / "run", run_tables(), SCENARIO, run_info())
+    assert "CPU and memory" not in (out / "report.html").read_text()
+    assert not (out / "plots" / "resources.png").exists()

@@ -3,9 +3,10 @@
 A published test campaign is rarely one matrix: the Whiteblock Phase 2 series vary the
 latency with m in {2, 6, 12, 16}, but the bandwidth series runs three bandwidths at m = 6
 only. A campaign file names a base scenario and a list of series; each series sets some
-fields and then either sweeps a matrix (``sweep``, expanded exactly as a scenario's
-``[sweep]``) or lists its cases (``cases``, for fields that move together). Cases are
-labelled as published reports label them: series 2's cases are 2a, 2b, 2c, 2d.
+fields and sweeps others, its ``sweep`` table expanded exactly as a scenario's ``[sweep]``
+(so ``"network.upload,network.download" = [["10MB/s", "10MB/s"], ...]`` moves two fields
+together). Cases are labelled as published reports label them: series 2's cases are 2a,
+2b, 2c, 2d.
 
 ```toml
 name = "whiteblock-phase2"
@@ -67,7 +68,7 @@ SERIES_METRICS: tuple[str, ...] = (
 """The columns of the Whiteblock report's result tables."""
 
 _TOP_KEYS = ("name", "description", "base", "parameters", "x", "series")
-_SERIES_KEYS = ("id", "title", "set", "sweep", "cases")
+_SERIES_KEYS = ("id", "title", "set", "sweep")
 _NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
 
 
@@ -87,7 +88,6 @@ class Series:
     title: str
     set: dict[str, Any]
     sweep: dict[str, list[Any]]
-    cases: list[dict[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -155,13 +155,7 @@ def _parse_series(index: int, raw: Any, problems: list[str]) -> Series | None:
         title = ""
     assigned = _check_table(f"{where}.set", raw.get("set", {}), problems)
     sweep = _check_table(f"{where}.sweep", raw.get("sweep", {}), problems)
-    cases = raw.get("cases", [])
-    if sweep and cases:
-        problems.append(f"{where}: give either sweep (a matrix) or cases (a list), not both")
-    if not isinstance(cases, list) or not all(isinstance(c, dict) and c for c in cases):
-        problems.append(f"{where}.cases: expected a list of tables of dotted field = value")
-        cases = []
-    return Series(ident, title, assigned, sweep, cases)
+    return Series(ident, title, assigned, sweep)
 
 
 def plan_campaign(path: str | Path) -> CampaignPlan:
@@ -222,9 +216,8 @@ def _keys_in_order(series: Sequence[Series]) -> list[str]:
     keys: dict[str, None] = {}
     for s in series:
         keys.update(dict.fromkeys(s.set))
-        keys.update(dict.fromkeys(s.sweep))
-        for case in s.cases:
-            keys.update(dict.fromkeys(case))
+        for key in s.sweep:  # "a.b,c.d" sets two fields in lockstep
+            keys.update(dict.fromkeys(part.strip() for part in key.split(",")))
     return list(keys)
 
 
@@ -232,7 +225,8 @@ def _most_swept(series: Sequence[Series]) -> str | None:
     counts: dict[str, int] = {}
     for s in series:
         for key in s.sweep:
-            counts[key] = counts.get(key, 0) + 1
+            for part in key.split(","):
+                counts[part.strip()] = counts.get(part.strip(), 0) + 1
     return max(counts, key=lambda k: counts[k]) if counts else None
 
 
@@ -245,7 +239,11 @@ def _expand(plan: CampaignPlan, base: dict[str, Any], source: str) -> list[Point
             data = base
             for key, value in s.set.items():
                 data = set_dotted(data, key, value)
-            cases = _cases(s, data, plan.base.parent)
+            cases = (
+                expand_sweep({**data, "sweep": s.sweep}, base_dir=plan.base.parent)
+                if s.sweep
+                else [({}, data)]
+            )
             for index, (varied, point_data) in enumerate(cases):
                 case = f"{s.id}{case_letter(index)}"
                 point_data = {
@@ -267,22 +265,6 @@ def _expand(plan: CampaignPlan, base: dict[str, Any], source: str) -> list[Point
     if problems:
         raise CampaignError(source, problems)
     return points
-
-
-def _cases(
-    s: Series, data: dict[str, Any], base_dir: Path
-) -> list[tuple[dict[str, Any], dict[str, Any]]]:
-    if s.sweep:
-        return expand_sweep({**data, "sweep": s.sweep}, base_dir=base_dir)
-    if s.cases:
-        expanded = []
-        for case in s.cases:
-            point = data
-            for key, value in case.items():
-                point = set_dotted(point, key, value)
-            expanded.append((dict(case), point))
-        return expanded
-    return [({}, data)]
 
 
 def _describe(plan: CampaignPlan, s: Series, case: str, assigned: Mapping[str, Any]) -> str:

@@ -306,22 +306,30 @@ def publish_interarrival(data: RunData, path: Path) -> Path | None:
     return save(figure, path)
 
 
+def resource_samples(resources: pl.DataFrame) -> pl.DataFrame:
+    """Per node and sample: time (s), CPU in cores since the previous sample, RSS (MiB).
+
+    ``cpu_s`` is cumulative, so the CPU used between two samples is its growth divided by
+    the time between them; a node's first sample has no previous one (cores is null).
+    """
+    seconds = pl.col("t_ns").cast(pl.Float64) / NS_PER_S
+    return resources.sort("node", "t_ns").select(
+        "node",
+        t_s=seconds,
+        cores=(pl.col("cpu_s").diff() / seconds.diff()).over("node"),
+        rss_mib=pl.col("rss_bytes").cast(pl.Float64) / 2**20,
+    )
+
+
 def resources_over_time(data: RunData, path: Path) -> Path | None:
     resources = data.tables.resources
     if resources is None or resources.is_empty():
         return None
-    samples = resources.sort("node", "t_ns").with_columns(
-        t_s=pl.col("t_ns").cast(pl.Float64) / NS_PER_S,
-        # cpu_s is cumulative: the CPU share between two samples is its growth over the gap.
-        cores=(pl.col("cpu_s").diff() / (pl.col("t_ns").diff().cast(pl.Float64) / NS_PER_S)).over(
-            "node"
-        ),
-        rss_mib=pl.col("rss_bytes").cast(pl.Float64) / 2**20,
-    )
+    samples = resource_samples(resources)
     figure, (cpu, memory) = new_panels(1, rows=2, size=(7.5, 6.5))
     for _, node in samples.group_by("node", maintain_order=True):
-        cpu.plot(node["t_s"], node["cores"], color="#999999", linewidth=0.6, alpha=0.5)
-        memory.plot(node["t_s"], node["rss_mib"], color="#999999", linewidth=0.6, alpha=0.5)
+        cpu.plot(node["t_s"], node["cores"], color="#999999", linewidth=0.7, alpha=0.7)
+        memory.plot(node["t_s"], node["rss_mib"], color="#999999", linewidth=0.7, alpha=0.7)
     # Nodes are sampled at slightly different instants: average them per sampling interval.
     interval = samples["t_s"].diff().filter(samples["node"].diff() == 0).median() or 1.0
     mean = (
@@ -332,6 +340,8 @@ def resources_over_time(data: RunData, path: Path) -> Path | None:
     )
     cpu.plot(mean["t_s"], mean["cores"], color=BAR, linewidth=2, label="mean over nodes")
     memory.plot(mean["t_s"], mean["rss_mib"], color=BAR, linewidth=2, label="mean over nodes")
+    cpu.set_ylim(bottom=0)
+    memory.set_ylim(bottom=0)
     cpu.set_title("CPU used per node (grey: each node)")
     cpu.set_ylabel("cores")
     cpu.legend(loc="upper right")
