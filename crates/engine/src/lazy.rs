@@ -54,6 +54,9 @@ impl Simulation {
     /// Messages of an incoming RPC that `node` has not seen yet, in any state: for each,
     /// stop any announcement queue, and tell the mesh (but `back`) we have them.
     pub(crate) fn preprocess(&mut self, node: u32, back: u32, msgs: &[MsgRef]) {
+        if !self.idontwant_on() {
+            return; // before v1.2 there is nothing to do (and 2.0 includes 1.2)
+        }
         let mut fresh: Vec<u32> = Vec::new();
         for m in msgs {
             let state = &self.nodes[node as usize];
@@ -113,6 +116,9 @@ impl Simulation {
 
     /// True if the peer on `link` said it does not want `msg`; counts a saved copy.
     pub(crate) fn unwanted(&mut self, node: u32, link: u32, msg: u32) -> bool {
+        if self.nodes[node as usize].unwanted.is_empty() {
+            return false;
+        }
         let unwanted = self.nodes[node as usize]
             .unwanted
             .contains_key(&(link, msg));

@@ -133,6 +133,15 @@ impl Rpc {
     /// iwant, idontwant, iannounce, ineed, so the kinds always add up to the bytes on the
     /// wire. INEED is one `ControlINeed` entry per id (specs PR #653).
     pub fn measure(&mut self, wire: &WireSizes, size_of: impl Fn(u32) -> u64) {
+        if self.subscribe.is_empty() && self.control.is_empty() {
+            // The common case, a forward of one or a few messages: payload only.
+            let body: u64 = self.msgs.iter().map(|m| wire.publish_field(size_of(m.msg))).sum();
+            self.bytes = [0; KIND_COUNT];
+            self.items = [0; KIND_COUNT];
+            self.bytes[Kind::Payload as usize] = WireSizes::frame(body);
+            self.items[Kind::Payload as usize] = self.msgs.len() as u64;
+            return;
+        }
         let mut bytes = [0u64; KIND_COUNT];
         let mut items = [0u64; KIND_COUNT];
         for m in &self.msgs {
@@ -206,6 +215,11 @@ impl RpcSlab {
             self.slots.push(Rpc::default());
             (self.slots.len() - 1) as u32
         }
+    }
+
+    /// RPC slots allocated so far (in flight or free for reuse).
+    pub fn slots(&self) -> usize {
+        self.slots.len()
     }
 
     pub fn get(&self, id: u32) -> &Rpc {
