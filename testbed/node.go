@@ -23,6 +23,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/libp2p/go-libp2p/p2p/muxer/yamux"
+	"github.com/libp2p/go-libp2p/p2p/net/swarm"
 	"github.com/libp2p/go-libp2p/p2p/security/noise"
 	tls "github.com/libp2p/go-libp2p/p2p/security/tls"
 	quic "github.com/libp2p/go-libp2p/p2p/transport/quic"
@@ -40,6 +41,9 @@ const (
 
 // dialRetry is how often a dial is retried while the listener may not be up yet.
 const dialRetry = 100 * time.Millisecond
+
+// dialTimeout bounds one dial attempt; the next one follows after dialRetry.
+const dialTimeout = 2 * time.Second
 
 // readyPoll is how often the readiness condition is checked.
 const readyPoll = 20 * time.Millisecond
@@ -293,7 +297,7 @@ func (n *node) connect(ctx context.Context) {
 			defer wg.Done()
 			info := peer.AddrInfo{ID: id, Addrs: []ma.Multiaddr{addr}}
 			for {
-				dialCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+				dialCtx, cancel := context.WithTimeout(ctx, dialTimeout)
 				err := n.h.Connect(dialCtx, info)
 				cancel()
 				if err == nil {
@@ -304,6 +308,11 @@ func (n *node) connect(ctx context.Context) {
 					n.result.ConnectErrors = append(n.result.ConnectErrors, fmt.Sprintf("node %d: %v", p.Index, err))
 					mu.Unlock()
 					return
+				}
+				// A refused dial (the listener is still starting) puts the peer in the
+				// swarm's dial backoff for 5 s or more; the retry must not wait for it.
+				if sw, ok := n.h.Network().(*swarm.Swarm); ok {
+					sw.Backoff().Clear(id)
 				}
 				time.Sleep(dialRetry)
 			}

@@ -49,7 +49,10 @@ def test_crosscheck_writes_both_runs_the_table_and_the_overlays(tmp_path: Path) 
     result = CliRunner().invoke(app, ["crosscheck", str(scenario), "-o", str(out)])
     assert result.exit_code == 0, result.output
     rows = {row["metric"]: row for row in json.loads((out / "crosscheck.json").read_text())}
-    assert rows["delivery ratio"]["model"] == rows["delivery ratio"]["testbed"] == 1.0
+    testbed_run = json.loads((out / "testbed" / "summary.json").read_text())["run"]["testbed"]
+    assert rows["delivery ratio"]["model"] == rows["delivery ratio"]["testbed"] == 1.0, json.dumps(
+        testbed_run, indent=1
+    )
     assert rows["delivery ratio"]["relative"] == 0.0
     assert rows["LDH = 4 (share of messages)"]["testbed"] == 1.0
     assert rows["LDH = 4 (share of messages)"]["model"] == 1.0

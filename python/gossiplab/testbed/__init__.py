@@ -126,8 +126,8 @@ def run_testbed(
         readiness = bed.await_ready()
         epoch = bed.start_clock()
         bed.run_until(epoch, end_ns, progress)
+        sampler.stop()  # before the nodes exit: the measured interval ends here
         bed.stop_nodes()
-        sampler.stop()
         delay_stats = bed.stop_delay_stage()
         work = bed.work
         crashes = [c.as_dict() for c in bed.crashes.values()]
@@ -181,6 +181,12 @@ def run_testbed(
         "notes": notes(s),
         "warnings": warnings,
     }
+    if readiness.by_warmup:
+        warnings.append(
+            f"{readiness.by_warmup} node(s) had not formed their meshes (or met all their "
+            "neighbours) when the warm-up ended; publishing started anyway"
+        )
+        _warn(warnings[-1])
     busy = info["host"]["busy_share_mean"]
     if busy is not None and busy > HOST_BUSY_LIMIT:
         # Whoever used it (the nodes, or anything else on the machine), a saturated host

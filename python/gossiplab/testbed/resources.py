@@ -21,6 +21,8 @@ def process_sample(pid: int) -> tuple[float, int] | None:
             resident_pages = int(statm.read().split()[1])
     except (OSError, IndexError, ValueError):
         return None
+    if resident_pages == 0:
+        return None  # an exiting process (a zombie) has no memory left to report
     utime, stime = int(fields[11]), int(fields[12])
     return (utime + stime) / CLOCK_TICKS, resident_pages * PAGE_SIZE
 
