@@ -12,7 +12,7 @@ backends do today.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,6 +24,8 @@ NS_PER_MS = 1_000_000
 PERCENTILES: tuple[int, ...] = (50, 90, 99)
 GROUPINGS: tuple[tuple[str, str], ...] = (("by_class", "class"), ("by_region", "region"))
 """summary.json key and nodes-table column of each breakdown."""
+ReceiptStats = Callable[[pl.DataFrame], pl.DataFrame]
+"""(node, group) members -> group, first_receipts, p50, p90, p99, max (ns) and mean_hop."""
 
 
 def group_breakdowns(
@@ -32,11 +34,14 @@ def group_breakdowns(
     first_receipts: pl.DataFrame,
     traffic: pl.DataFrame,
     excluded: pl.DataFrame | None = None,
+    receipt_stats: ReceiptStats | None = None,
 ) -> dict[str, Any]:
     """``by_class`` and ``by_region`` for summary.json, each only when the run has them.
 
     ``messages`` are the measured messages (msg, publisher), ``first_receipts`` their
     deliveries with ``latency_ns``, ``excluded`` optional (msg, node) pairs not expected.
+    ``receipt_stats``, for runs without per-receipt rows (aggregate mode), gives each
+    group's receipt statistics from (node, group) members instead of ``first_receipts``.
     """
     if nodes is None:
         return {}
@@ -44,7 +49,9 @@ def group_breakdowns(
     for key, column in GROUPINGS:
         if (nodes[column] != "").any():
             members = nodes.select("node", group=pl.col(column))
-            breakdowns[key] = _by_group(members, messages, first_receipts, traffic, excluded)
+            breakdowns[key] = _by_group(
+                members, messages, first_receipts, traffic, excluded, receipt_stats
+            )
     return breakdowns
 
 
@@ -54,11 +61,15 @@ def _by_group(
     first_receipts: pl.DataFrame,
     traffic: pl.DataFrame,
     excluded: pl.DataFrame | None,
+    receipt_stats: ReceiptStats | None = None,
 ) -> dict[str, dict[str, Any]]:
     sizes = members.group_by("group").agg(nodes=pl.len())
+    stats = (
+        _receipt_stats(members, first_receipts) if receipt_stats is None else receipt_stats(members)
+    )
     frame = (
         sizes.join(_expected(members, messages, excluded), on="group", how="left")
-        .join(_receipt_stats(members, first_receipts), on="group", how="left")
+        .join(stats, on="group", how="left")
         .join(_bytes_sent(members, traffic), on="group", how="left")
         .with_columns(pl.col("expected", "first_receipts").fill_null(0))
         .with_columns(

@@ -16,9 +16,11 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from gossiplab import aggregates
 from gossiplab.drawing import thinned_ranks
 from gossiplab.metrics import REACH_PERCENTS, measure, ns_to_ms
 from gossiplab.results import SUMMARY_FILE, load_results
+from gossiplab.tables import RunTables
 
 
 @dataclass(frozen=True)
@@ -50,8 +52,14 @@ def load_digest(folder: Path, label: str) -> RunDigest:
     # summary.json was computed from these same tables when the folder was written.
     summary = json.loads((Path(folder) / SUMMARY_FILE).read_text(encoding="utf-8"))
     messages = measured.messages
-    latency = ns_to_ms(measured.first_receipts["latency_ns"]).sort()
-    ranks = thinned_ranks(latency.len())
+    if measured.aggregate:  # no per-receipt rows: the histograms stand in
+        latency_ms, fraction, duplicates = _from_aggregates(tables, summary)
+    else:
+        latency = ns_to_ms(measured.first_receipts["latency_ns"]).sort()
+        ranks = thinned_ranks(latency.len())
+        latency_ms = latency.gather(ranks - 1).to_numpy() if latency.len() else np.array([])
+        fraction = ranks / latency.len() if latency.len() else np.array([])
+        duplicates = _counts(measured.first_receipts["duplicates"])
     nodes = int(run["nodes"])
     per_node = (
         pl.DataFrame({"node": pl.arange(0, nodes, dtype=pl.UInt32, eager=True)})
@@ -67,13 +75,31 @@ def load_digest(folder: Path, label: str) -> RunDigest:
         messages=messages.filter(pl.col("targets") > 0).height,
         dissemination_ms=_sorted(ns_to_ms(messages["dissemination_ns"])),
         reach_ms={p: _sorted(ns_to_ms(messages[f"reach_{p}_ns"])) for p in REACH_PERCENTS},
-        receipt_latency_ms=latency.gather(ranks - 1).to_numpy() if latency.len() else np.array([]),
-        receipt_fraction=ranks / latency.len() if latency.len() else np.array([]),
+        receipt_latency_ms=latency_ms,
+        receipt_fraction=fraction,
         last_delivery_hop=_counts(messages["last_delivery_hop"]),
         max_hop=_counts(messages["max_hop"]),
-        duplicates=_counts(measured.first_receipts["duplicates"]),
+        duplicates=duplicates,
         bytes_sent_per_node=np.sort(per_node["bytes_sent"].to_numpy())[::-1],
     )
+
+
+def _from_aggregates(
+    tables: RunTables, summary: dict[str, Any]
+) -> tuple[np.ndarray, np.ndarray, dict[int, int]]:
+    """Latency CDF points (bin middles, within 1/256) and duplicate counts of an
+    aggregate-mode run."""
+    latency = summary["receipt_latency_ms"]
+    total = int(latency["count"])
+    ranks = thinned_ranks(total)
+    values = np.array([])
+    if total:
+        values = np.clip(
+            aggregates.latency_cdf(tables, ranks) / 1e6, latency["min"], latency["max"]
+        )
+    histogram = tables.duplicates_histogram
+    duplicates = {int(d): int(n) for d, n in histogram.iter_rows()} if histogram is not None else {}
+    return values, ranks / total if total else np.array([]), duplicates
 
 
 def _sorted(values: pl.Series) -> np.ndarray:

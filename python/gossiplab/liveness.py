@@ -11,11 +11,20 @@ gossip can no longer recover it). The run info lists the down intervals as
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
+if TYPE_CHECKING:
+    from gossiplab.scenario import Scenario
+
 EXCLUDED_SCHEMA = {"msg": pl.UInt32, "node": pl.UInt32}
+
+
+def message_lifetime_ns(s: Scenario) -> int:
+    """How long a message spreads: its message-cache window, after which gossip cannot
+    recover it any more (the run info's ``message_lifetime_ns``)."""
+    return s.protocol.history_length * s.protocol.heartbeat
 
 
 def excluded_receivers(messages: pl.DataFrame, run: Mapping[str, Any]) -> pl.DataFrame:

@@ -13,6 +13,10 @@ The same tables always give the same numbers, whatever the backend:
   ``run["subscribers"][topic] - 1``; it is fully delivered when all of them received it.
 
 Everything is polars expressions over whole columns: tables may hold tens of millions of rows.
+A run in aggregate mode has no per-receipt rows: the per-message outcomes then come from
+the engine's ``messages`` table, and the per-receipt statistics from ``aggregates.py``
+(every value the same as from full tables, except the per-receipt latency percentiles,
+which a histogram approximates; summary.json lists them under "approximated").
 """
 
 from __future__ import annotations
@@ -23,10 +27,11 @@ from typing import Any
 
 import polars as pl
 
+from gossiplab import aggregates
 from gossiplab.breakdown import group_breakdowns
 from gossiplab.errors import ResultsError
 from gossiplab.liveness import excluded_receivers
-from gossiplab.tables import CONTROL_KINDS, TRAFFIC_KINDS, RunTables
+from gossiplab.tables import CONTROL_KINDS, POLARS_SCHEMAS, TRAFFIC_KINDS, RunTables
 
 NS_PER_MS = 1_000_000
 PERCENTILES: tuple[int, ...] = (50, 90, 99)
@@ -76,7 +81,8 @@ class Measured:
     receivers), ``delivered``, ``delivery_ratio``, ``fully_delivered``, ``last_receipt_ns``
     (absolute), ``dissemination_ns`` (fully delivered only), ``reach_<p>_ns`` (time from
     publish until p% of the targets had it), ``last_delivery_hop``, ``max_hop`` and ``rmr``.
-    ``first_receipts`` is the deliveries of those messages with ``latency_ns`` added.
+    ``first_receipts`` is the deliveries of those messages with ``latency_ns`` added (no
+    rows in aggregate mode: see ``aggregate``).
     ``excluded`` holds the (msg, node) pairs left out because the receiver was down.
     """
 
@@ -84,6 +90,8 @@ class Measured:
     first_receipts: pl.DataFrame
     published: int
     excluded: pl.DataFrame | None = None
+    aggregate: bool = False
+    """True when the run kept no per-receipt rows (its aggregate tables stand in)."""
 
 
 def measure(tables: RunTables, run: Mapping[str, Any]) -> Measured:
@@ -100,24 +108,36 @@ def measure(tables: RunTables, run: Mapping[str, Any]) -> Measured:
         .with_columns(pl.col("excluded").fill_null(0).cast(pl.Int64))
         .with_columns(targets=pl.col("targets") - pl.col("excluded"))
     )
-    # Sorted once by receipt order so that each message's group below is already in it
-    # (polars keeps row order within groups): cheaper than a sort per group and statistic.
-    first_receipts = (
-        tables.deliveries.join(excluded, on=["msg", "node"], how="anti")
-        .join(messages.select("msg", "t_publish_ns", "targets"), on="msg", how="inner")
-        .with_columns(latency_ns=pl.col("t_ns") - pl.col("t_publish_ns"))
-        .sort("msg", "t_ns", "hop")
-    )
-
-    hop = pl.col("hop").cast(pl.Int64)
-    per_message = first_receipts.group_by("msg").agg(
-        [_reach_time(percent) for percent in REACH_PERCENTS],
-        delivered=pl.len().cast(pl.Int64),
-        last_receipt_ns=pl.col("t_ns").last(),
-        # The latest first receipt; on a tie in time the deeper node counts as the last one.
-        last_delivery_hop=hop.last(),
-        max_hop=hop.max(),
-    )
+    if tables.deliveries is None:
+        first_receipts = _NO_RECEIPTS
+        per_message = _per_message_from_aggregates(tables, messages)
+    else:
+        # Sorted once by receipt order so that each message's group below is already in
+        # it (polars keeps row order within groups): cheaper than a sort per group and
+        # statistic.
+        # A publisher is not a receiver of its own message, though it may get it back
+        # once a restart emptied its seen cache.
+        first_receipts = (
+            tables.deliveries.join(excluded, on=["msg", "node"], how="anti")
+            .join(
+                messages.select("msg", "t_publish_ns", "targets", "publisher"),
+                on="msg",
+                how="inner",
+            )
+            .filter(pl.col("node") != pl.col("publisher"))
+            .drop("publisher")
+            .with_columns(latency_ns=pl.col("t_ns") - pl.col("t_publish_ns"))
+            .sort("msg", "t_ns", "hop")
+        )
+        hop = pl.col("hop").cast(pl.Int64)
+        per_message = first_receipts.group_by("msg").agg(
+            [_reach_time(percent) for percent in REACH_PERCENTS],
+            delivered=pl.len().cast(pl.Int64),
+            last_receipt_ns=pl.col("t_ns").last(),
+            # The latest first receipt; on a tie in time the deeper node counts as the last.
+            last_delivery_hop=hop.last(),
+            max_hop=hop.max(),
+        )
 
     targets = pl.col("targets")
     delivered = pl.col("delivered")
@@ -137,7 +157,57 @@ def measure(tables: RunTables, run: Mapping[str, Any]) -> Measured:
         )
         .sort("msg")
     )
-    return Measured(messages, first_receipts, tables.publishes.height, excluded)
+    return Measured(
+        messages, first_receipts, tables.publishes.height, excluded, tables.deliveries is None
+    )
+
+
+_NO_RECEIPTS = pl.DataFrame(
+    schema={
+        **POLARS_SCHEMAS["deliveries"],
+        "t_publish_ns": pl.Int64,
+        "targets": pl.Int64,
+        "latency_ns": pl.Int64,
+    }
+)
+
+
+def _per_message_from_aggregates(tables: RunTables, messages: pl.DataFrame) -> pl.DataFrame:
+    """The per-message columns ``measure`` derives from deliveries, from the engine's
+    ``messages`` table (absolute times, -1 for never)."""
+    if tables.messages is None:
+        raise ResultsError(
+            "the run has neither a deliveries nor a messages table; re-run the scenario"
+        )
+    engine = tables.messages
+    # The engine applied the same warm-up and liveness rules to count receipts and reach
+    # times; its targets must be ours, or its reach thresholds were not.
+    disagree = (
+        messages.select("msg", "targets")
+        .join(engine.select("msg", engine_targets="targets"), on="msg", how="left")
+        .filter(pl.col("engine_targets").cast(pl.Int64) != pl.col("targets"))
+    )
+    if disagree.height:
+        first = disagree.row(0, named=True)
+        raise ResultsError(
+            f"message {first['msg']}: the engine expected {first['engine_targets']} receivers, "
+            f"the run info {first['targets']} ({disagree.height} message(s) differ); the "
+            "aggregate tables do not match this run's info (down intervals, lifetime or "
+            "subscribers)"
+        )
+
+    def happened(column: str) -> pl.Expr:
+        return pl.when(pl.col(column) >= 0).then(pl.col(column))
+
+    received = pl.col("delivered") > 0
+    return engine.select(
+        "msg",
+        *[happened(f"reach_{percent}_ns") for percent in REACH_PERCENTS],
+        delivered=pl.col("delivered").cast(pl.Int64),
+        last_receipt_ns=happened("last_ns"),
+        last_delivery_hop=pl.when(received).then(pl.col("last_hop").cast(pl.Int64)),
+        max_hop=pl.when(received).then(pl.col("max_hop").cast(pl.Int64)),
+    )
 
 
 def _reach_time(percent: int) -> pl.Expr:
@@ -177,9 +247,11 @@ def compute_summary(tables: RunTables, run: Mapping[str, Any]) -> dict[str, Any]
     measured = measure(tables, run)
     messages = measured.messages
     traffic_by_kind = _traffic_by_kind(tables.traffic)
-    return {
+    aggregate = measured.aggregate
+    summary = {
         "run": dict(run),
         "percentiles": "nearest-rank",
+        "output_mode": "aggregate" if aggregate else "full",
         "messages": {
             "published": measured.published,
             "measured": messages.height,
@@ -196,13 +268,17 @@ def compute_summary(tables: RunTables, run: Mapping[str, Any]) -> dict[str, Any]
             str(percent): distribution(ns_to_ms(messages[f"reach_{percent}_ns"]))
             for percent in REACH_PERCENTS
         },
-        "receipt_latency_ms": distribution(ns_to_ms(measured.first_receipts["latency_ns"])),
+        "receipt_latency_ms": (
+            aggregates.latency_distribution(tables)
+            if aggregate
+            else distribution(ns_to_ms(measured.first_receipts["latency_ns"]))
+        ),
         "last_delivery_hop": {
             **distribution(messages["last_delivery_hop"]),
             "histogram": _histogram(messages["last_delivery_hop"]),
         },
         "max_hop": distribution(messages["max_hop"]),
-        "duplicates": _duplicates(measured),
+        "duplicates": _duplicates(measured, tables),
         "traffic": _traffic(tables, traffic_by_kind, _nodes(run)),
         # Items sent per kind: message ids for IHAVE, IWANT..., topics for GRAFT and PRUNE.
         "control": {
@@ -216,9 +292,19 @@ def compute_summary(tables: RunTables, run: Mapping[str, Any]) -> dict[str, Any]
         ),
         # by_class and by_region, when the run has node classes or regions.
         **group_breakdowns(
-            tables.nodes, messages, measured.first_receipts, tables.traffic, measured.excluded
+            tables.nodes,
+            messages,
+            measured.first_receipts,
+            tables.traffic,
+            measured.excluded,
+            (lambda members: aggregates.receipt_stats_by_group(members, tables))
+            if aggregate
+            else None,
         ),
     }
+    if aggregate:
+        summary["approximated"] = aggregates.approximated(summary)
+    return summary
 
 
 def _nodes(run: Mapping[str, Any]) -> int:
@@ -252,10 +338,15 @@ def _histogram(values: pl.Series) -> dict[str, int]:
     return dict(zip(map(str, counts[values.name]), counts["count"], strict=True))
 
 
-def _duplicates(measured: Measured) -> dict[str, Any]:
+def _duplicates(measured: Measured, tables: RunTables) -> dict[str, Any]:
     rmr = measured.messages["rmr"]
+    per_pair = (
+        aggregates.duplicates_distribution(tables)
+        if measured.aggregate
+        else distribution(measured.first_receipts["duplicates"])
+    )
     return {
-        "per_node_per_message": distribution(measured.first_receipts["duplicates"]),
+        "per_node_per_message": per_pair,
         "rmr": rmr.mean(),
         "rmr_messages": rmr.len() - rmr.null_count(),
     }
@@ -281,10 +372,13 @@ def _traffic(tables: RunTables, by_kind: dict[str, dict[str, int]], nodes: int) 
     )
     # Payload bytes on the wire per payload byte a receiver needed: 1 plus duplicates and
     # framing. Traffic spans the whole run, so every message, warm-up included, counts here.
+    receivers = (
+        aggregates.receipts_per_message(tables)
+        if tables.deliveries is None
+        else tables.deliveries.group_by("msg").agg(receivers=pl.len().cast(pl.UInt64))
+    )
     needed = (
-        tables.deliveries.group_by("msg")
-        .agg(receivers=pl.len().cast(pl.UInt64))
-        .join(tables.publishes.select("msg", "size"), on="msg", how="inner")
+        receivers.join(tables.publishes.select("msg", "size"), on="msg", how="inner")
         .select((pl.col("receivers") * pl.col("size")).sum())
         .item()
     )

@@ -27,8 +27,9 @@ from gossiplab.geography import (
     nodes_table,
     place_nodes,
 )
+from gossiplab.liveness import message_lifetime_ns
 from gossiplab.scenario import Scenario
-from gossiplab.tables import POLARS_SCHEMAS, RunTables
+from gossiplab.tables import AGGREGATE_TABLES, POLARS_SCHEMAS, RunTables
 from gossiplab.topology import Topology
 from gossiplab.workload import Schedule
 
@@ -53,9 +54,14 @@ class ModelRun:
 def unsupported_features(s: Scenario) -> list[Problem]:
     """What the scenario asks for that the model does not simulate yet."""
     problems: list[Problem] = []
-    later = "not modelled yet"
-    if s.output.mode != "full":
-        problems.append(Problem("output.mode", f"'{s.output.mode}' is {later}", 'use "full"'))
+    if s.output.mode == "aggregate" and s.output.receipts:
+        problems.append(
+            Problem(
+                "output.receipts",
+                "a row per payload copy defeats the aggregate mode, which keeps no row per receipt",
+                'set receipts = false, or use mode = "full"',
+            )
+        )
     if s.workload.topics > MAX_TOPICS:
         problems.append(
             Problem("workload.topics", f"at most {MAX_TOPICS}, got {s.workload.topics}")
@@ -165,7 +171,13 @@ def engine_config(s: Scenario, nodes: int, end_ns: int) -> dict[str, Any]:
             "ineed_timeout_ns": p.ineed_timeout,
             "score": _score_config(s),
         },
-        "output": {"receipts": s.output.receipts},
+        "output": {
+            "receipts": s.output.receipts,
+            "mode": s.output.mode,
+            # Aggregate mode applies the metrics' warm-up and liveness rules as it goes.
+            "measure_from_ns": s.workload.warmup,
+            "message_lifetime_ns": message_lifetime_ns(s),
+        },
         **engine_faults(s, nodes),
     }
 
@@ -254,9 +266,12 @@ def tables_from_engine(raw: dict[str, Any]) -> RunTables:
             raw["receipts"],
             {"duplicate": lambda b: np.frombuffer(b, dtype="u1").astype(bool)},
         )
+    # Aggregate mode: no deliveries, the aggregate tables instead.
+    aggregates = {name: _frame(name, raw[name], {}) for name in AGGREGATE_TABLES if name in raw}
+    deliveries = _frame("deliveries", raw["deliveries"], {}) if "deliveries" in raw else None
     return RunTables(
         publishes=_frame("publishes", raw["publishes"], {}),
-        deliveries=_frame("deliveries", raw["deliveries"], {}),
+        deliveries=deliveries,
         traffic=_frame("traffic", raw["traffic"], {"kind": kinds}),
         drops=_frame(
             "drops",
@@ -264,4 +279,5 @@ def tables_from_engine(raw: dict[str, Any]) -> RunTables:
             {"kind": kinds, "reason": lambda names: pl.Series(names, dtype=pl.String)},
         ),
         receipts=receipts,
+        **aggregates,
     )

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from gossiplab import aggregate_plots
 from gossiplab.drawing import (
     BAR,
     bin_count,
@@ -128,6 +129,8 @@ def time_to_reach_cdf(data: RunData, path: Path) -> Path | None:
 
 
 def receipt_latency_cdf(data: RunData, path: Path) -> Path | None:
+    if data.measured.aggregate:  # no per-receipt rows: from the latency histogram
+        return aggregate_plots.receipt_latency_cdf(data.tables, data.summary, path)
     ordered = ns_to_ms(data.measured.first_receipts["latency_ns"]).sort()
     if ordered.is_empty():
         return None
@@ -174,6 +177,8 @@ def max_hop_bars(data: RunData, path: Path) -> Path | None:
 
 
 def duplicates_histogram(data: RunData, path: Path) -> Path | None:
+    if data.measured.aggregate:
+        return aggregate_plots.duplicates_histogram(data.tables, path)
     counts = (
         data.measured.first_receipts["duplicates"].value_counts(name="pairs").sort("duplicates")
     )
@@ -188,6 +193,8 @@ def duplicates_histogram(data: RunData, path: Path) -> Path | None:
 
 
 def duplicates_per_node(data: RunData, path: Path) -> Path | None:
+    if data.measured.aggregate:
+        return aggregate_plots.duplicates_per_node(data.tables, path)
     per_node = (
         data.measured.first_receipts.group_by("node")
         .agg(mean=pl.col("duplicates").cast(pl.Float64).mean())

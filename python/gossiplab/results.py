@@ -21,7 +21,13 @@ import polars as pl
 
 from gossiplab.errors import ResultsError
 from gossiplab.metrics import compute_summary
-from gossiplab.tables import OPTIONAL_TABLES, REQUIRED_TABLES, RunTables, check_tables
+from gossiplab.tables import (
+    AGGREGATE_TABLES,
+    OPTIONAL_TABLES,
+    REQUIRED_TABLES,
+    RunTables,
+    check_tables,
+)
 
 SCENARIO_FILE = "scenario.toml"
 SUMMARY_FILE = "summary.json"
@@ -143,14 +149,20 @@ def load_results(results_dir: Path) -> tuple[RunTables, dict[str, Any], str]:
             f"results folder {results_dir} does not exist; check the path, "
             "or run the scenario to create it"
         )
-    required = [SCENARIO_FILE, SUMMARY_FILE, *map(table_file, REQUIRED_TABLES)]
+    # An aggregate-mode run has its aggregate tables instead of deliveries.
+    aggregate = (results_dir / table_file(AGGREGATE_TABLES[0])).is_file()
+    names = [name for name in REQUIRED_TABLES if not (aggregate and name == "deliveries")]
+    required = [SCENARIO_FILE, SUMMARY_FILE, *map(table_file, names)]
     missing = [name for name in required if not (results_dir / name).is_file()]
     if missing:
         raise ResultsError(
             f"results folder {results_dir} is incomplete: {', '.join(missing)} missing; "
             "re-run the scenario to write it again"
         )
-    frames = {name: _read_table(results_dir / table_file(name)) for name in REQUIRED_TABLES}
+    frames: dict[str, pl.DataFrame | None] = {
+        name: _read_table(results_dir / table_file(name)) for name in names
+    }
+    frames.setdefault("deliveries", None)
     for name in OPTIONAL_TABLES:
         path = results_dir / table_file(name)
         frames[name] = _read_table(path) if path.is_file() else None

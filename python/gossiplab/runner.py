@@ -19,6 +19,7 @@ from gossiplab import __version__
 from gossiplab.errors import Problem, ScenarioError
 from gossiplab.estimate import available_memory, check_fits, estimate
 from gossiplab.faults import down_intervals, engine_faults
+from gossiplab.liveness import message_lifetime_ns
 from gossiplab.model_backend import ModelRun, ProgressCallback, run_model
 from gossiplab.results import write_results
 from gossiplab.scenario import Scenario, load_scenario, scenario_hash, scenario_to_toml
@@ -107,7 +108,7 @@ def run(
         # Faults: nodes down while a message spreads are left out of its delivery ratio;
         # a message spreads for as long as gossip can still recover it.
         "down": down_intervals(engine_faults(s, topology.nodes)["faults"]),
-        "message_lifetime_ns": s.protocol.history_length * s.protocol.heartbeat,
+        "message_lifetime_ns": message_lifetime_ns(s),
         "events": model.events,
         "estimate": {
             "memory_bytes": expected.memory_bytes,

@@ -3,6 +3,15 @@
 The column names and dtypes below are the contract of DESIGN.md's "Event schema": the
 model and the testbed backends both produce exactly these, so one analysis serves all.
 Tables may carry extra columns (a backend's own details); only the listed ones are checked.
+
+A run in the model's aggregate output mode (``[output] mode = "aggregate"``) has no
+``deliveries`` (one row per first receipt: messages x nodes rows) but the four
+``AGGREGATE_TABLES`` instead, which the engine keeps up to date as receipts happen: per
+message (``messages``), per receiving node (``receivers``), per node and latency bin
+(``latency_histogram``) and per duplicate count (``duplicates_histogram``). A first receipt
+is *counted* in them unless its receiver was down during part of the message's lifetime
+(see ``liveness.py``); the receivers and both histograms also leave out the messages
+intended during the warm-up. Times are ns from the start of the run, -1 for "never".
 """
 
 from __future__ import annotations
@@ -100,6 +109,60 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("rss_bytes", pa.uint64()),
         ]
     ),
+    # Aggregate mode, one row per message (published or not): its expected receivers
+    # (targets), every first receipt, the counted ones (delivered), the first and last
+    # counted receipt, the hop of the last one (on a tie in time the larger) and the
+    # largest hop, and when the count reached ceil(p% x targets).
+    "messages": pa.schema(
+        [
+            ("msg", pa.uint32()),
+            ("targets", pa.uint32()),
+            ("first_receipts", pa.uint32()),
+            ("delivered", pa.uint32()),
+            ("first_ns", pa.int64()),
+            ("last_ns", pa.int64()),
+            ("last_hop", pa.uint16()),
+            ("max_hop", pa.uint16()),
+            ("reach_50_ns", pa.int64()),
+            ("reach_90_ns", pa.int64()),
+            ("reach_95_ns", pa.int64()),
+            ("reach_99_ns", pa.int64()),
+            ("reach_100_ns", pa.int64()),
+        ]
+    ),
+    # Aggregate mode, one row per node as a receiver: its counted first receipts, the sum,
+    # minimum and maximum of their latencies (first receipt - publish; -1 when none), the
+    # sum of their hops, and the duplicates it received of those messages.
+    "receivers": pa.schema(
+        [
+            ("node", pa.uint32()),
+            ("first_receipts", pa.uint64()),
+            ("latency_sum_ns", pa.uint64()),
+            ("latency_min_ns", pa.int64()),
+            ("latency_max_ns", pa.int64()),
+            ("hop_sum", pa.uint64()),
+            ("duplicates", pa.uint64()),
+        ]
+    ),
+    # Aggregate mode: counted first receipts per node and latency bin [lo_ns, hi_ns). The
+    # bins are fixed (crates/engine/src/histogram.rs): exact below 256 ns, then 128 per
+    # power of two, so a bin's middle is within 1/256 of any latency in it.
+    "latency_histogram": pa.schema(
+        [
+            ("node", pa.uint32()),
+            ("bin", pa.uint16()),
+            ("lo_ns", pa.int64()),
+            ("hi_ns", pa.int64()),
+            ("count", pa.uint64()),
+        ]
+    ),
+    # Aggregate mode: how many counted (message, node) pairs got this many duplicates.
+    "duplicates_histogram": pa.schema(
+        [
+            ("duplicates", pa.uint32()),
+            ("pairs", pa.uint64()),
+        ]
+    ),
     # One row per node: where it is and what kind of node it is ("" when the scenario has
     # no regions or no classes), and its bandwidth (bit/s, 0 = unlimited).
     "nodes": pa.schema(
@@ -115,7 +178,15 @@ SCHEMAS: dict[str, pa.Schema] = {
 """Column names and Arrow dtypes of each event table, in file order."""
 
 REQUIRED_TABLES: tuple[str, ...] = ("publishes", "deliveries", "traffic", "drops")
-OPTIONAL_TABLES: tuple[str, ...] = ("receipts", "resources", "nodes")
+"""Every run's tables, except that an aggregate-mode run has no deliveries."""
+AGGREGATE_TABLES: tuple[str, ...] = (
+    "messages",
+    "receivers",
+    "latency_histogram",
+    "duplicates_histogram",
+)
+"""What an aggregate-mode run has instead of deliveries."""
+OPTIONAL_TABLES: tuple[str, ...] = ("receipts", "resources", "nodes", *AGGREGATE_TABLES)
 
 # The same schemas as polars sees them, derived once so the two can never disagree.
 POLARS_SCHEMAS: dict[str, pl.Schema] = {
@@ -127,15 +198,25 @@ POLARS_SCHEMAS: dict[str, pl.Schema] = {
 @dataclass(frozen=True)
 class RunTables:
     """The event tables of one run. ``receipts`` is optional because it can be very large;
-    ``resources`` comes from the testbed only, and ``nodes`` is missing from older results."""
+    ``resources`` comes from the testbed only, and ``nodes`` is missing from older results.
+    In aggregate mode ``deliveries`` is None and the ``AGGREGATE_TABLES`` are all there."""
 
     publishes: pl.DataFrame
-    deliveries: pl.DataFrame
+    deliveries: pl.DataFrame | None
     traffic: pl.DataFrame
     drops: pl.DataFrame
     receipts: pl.DataFrame | None = None
     resources: pl.DataFrame | None = None
     nodes: pl.DataFrame | None = None
+    messages: pl.DataFrame | None = None
+    receivers: pl.DataFrame | None = None
+    latency_histogram: pl.DataFrame | None = None
+    duplicates_histogram: pl.DataFrame | None = None
+
+    @property
+    def aggregate(self) -> bool:
+        """True for a run in aggregate mode (no per-receipt rows)."""
+        return self.deliveries is None
 
     def present(self) -> dict[str, pl.DataFrame]:
         """The tables this run has, by name, in schema order."""
@@ -157,6 +238,13 @@ def check_tables(tables: RunTables) -> None:
     """Raise ResultsError naming the first table and column that break the event schema."""
     for name, frame in tables.present().items():
         _check_columns(name, frame)
+    if tables.aggregate:
+        missing = [name for name in AGGREGATE_TABLES if getattr(tables, name) is None]
+        if missing:
+            raise ResultsError(
+                f"the run has no deliveries table and not the aggregate tables either "
+                f"({', '.join(missing)} missing); re-run the scenario to write them again"
+            )
     _check_traffic_kinds(tables.traffic)
 
 

@@ -204,6 +204,27 @@ pub struct OutputConfig {
     /// Also record every payload receipt, duplicates included.
     #[serde(default)]
     pub receipts: bool,
+    /// Full: a row per first receipt. Aggregate: per-message and per-node aggregates
+    /// and histograms instead (see `aggregate.rs`), for runs too large for the rows.
+    #[serde(default)]
+    pub mode: OutputMode,
+    /// Aggregate mode: messages intended before this (the warm-up) are left out of the
+    /// node totals and histograms.
+    #[serde(default)]
+    pub measure_from_ns: Time,
+    /// Aggregate mode: how long after its publication a message spreads; a receiver down
+    /// during any of it is not expected to receive it. Default: history_length
+    /// heartbeats (the message-cache window).
+    #[serde(default)]
+    pub message_lifetime_ns: Option<Time>,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OutputMode {
+    #[default]
+    Full,
+    Aggregate,
 }
 
 impl Config {
@@ -263,6 +284,12 @@ impl Config {
                 "engine config: topics must be in 1..=64, got {}",
                 self.topics
             ));
+        }
+        if self.output.mode == OutputMode::Aggregate && self.output.receipts {
+            return Err(
+                "engine config: output.receipts (a row per payload copy) contradicts the aggregate mode"
+                    .into(),
+            );
         }
         let p = &self.protocol;
         if p.router == Router::Gossipsub {

@@ -124,9 +124,9 @@ impl Simulation {
             return;
         }
         let history = self.proto.history_length.max(1);
+        self.forget_seen(node);
         let state = &mut self.nodes[node as usize];
         state.down = false;
-        state.seen.clear();
         state.validating.clear();
         state.announced.clear();
         state.unwanted.clear();

@@ -8,6 +8,32 @@ use crate::output::NodeTraffic;
 use crate::rpc::Control;
 use crate::sim::Simulation;
 
+/// Entries of the simulation's per-message state right now, summed over nodes: what
+/// must not grow with the number of messages in a long run (aggregate mode).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LiveState {
+    /// Seen-cache entries (freed by the once-a-minute sweep after seen_ttl).
+    pub seen: usize,
+    /// Ids in message-cache windows (freed by the heartbeat's shift).
+    pub mcache_ids: usize,
+    /// (message, peer) IWANT reply counters (freed with their window).
+    pub mcache_served: usize,
+    /// Messages with copies in validation.
+    pub validating: usize,
+    /// v2.0: messages announced and being fetched.
+    pub announced: usize,
+    /// v1.2: (peer, message) IDONTWANTs remembered (3 heartbeats).
+    pub unwanted: usize,
+    /// IWANT promises (scoring).
+    pub promises: usize,
+    /// RPC slots ever allocated (in flight or recycled).
+    pub rpc_slots: usize,
+    /// Events queued.
+    pub events: usize,
+    /// Rows of the deliveries table (full mode; always 0 in aggregate mode).
+    pub deliveries: usize,
+}
+
 impl Simulation {
     fn link_between(&self, node: u32, peer: u32) -> u32 {
         self.links
@@ -70,6 +96,27 @@ impl Simulation {
         self.nodes[node as usize]
             .backoff
             .contains_key(&(topic, link))
+    }
+
+    /// How much per-message state the simulation holds now.
+    pub fn live_state(&self) -> LiveState {
+        let mut live = LiveState {
+            rpc_slots: self.rpcs.slots(),
+            events: self.queue.len(),
+            deliveries: self.out.deliveries.len(),
+            promises: self.promises.iter().map(|p| p.len()).sum(),
+            ..LiveState::default()
+        };
+        for state in &self.nodes {
+            let (ids, served) = state.mcache.sizes();
+            live.seen += state.seen.len();
+            live.mcache_ids += ids;
+            live.mcache_served += served;
+            live.validating += state.validating.len();
+            live.announced += state.announced.len();
+            live.unwanted += state.unwanted.len();
+        }
+        live
     }
 
     /// Heartbeats `node` has run.

@@ -6,9 +6,11 @@
 //!
 //! Same config, edges and schedule: byte-identical output, on any machine.
 
+pub mod aggregate;
 pub mod config;
 mod faults;
 mod gossipsub;
+pub mod histogram;
 pub mod inspect;
 mod lazy;
 pub mod links;

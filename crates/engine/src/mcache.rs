@@ -55,6 +55,11 @@ impl MessageCache {
         *count
     }
 
+    /// Ids in all windows, and (message, peer) IWANT counters kept (for inspection).
+    pub fn sizes(&self) -> (usize, usize) {
+        (self.windows.iter().map(Vec::len).sum(), self.served.len())
+    }
+
     /// Drop the oldest window and open a new one (end of heartbeat).
     pub fn shift(&mut self) {
         if let Some(mut oldest) = self.windows.pop_back() {

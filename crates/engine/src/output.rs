@@ -5,6 +5,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::aggregate::Aggregates;
 use crate::config::Time;
 use crate::rpc::KIND_COUNT;
 
@@ -73,7 +74,10 @@ pub struct DropKey {
 
 #[derive(Default)]
 pub struct Output {
+    /// Full mode only (empty in aggregate mode).
     pub deliveries: Deliveries,
+    /// Aggregate mode only.
+    pub aggregates: Option<Aggregates>,
     pub receipts: Option<Receipts>,
     pub traffic: Vec<NodeTraffic>,
     /// Sorted so the table comes out in the same order every run.

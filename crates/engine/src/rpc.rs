@@ -135,7 +135,11 @@ impl Rpc {
     pub fn measure(&mut self, wire: &WireSizes, size_of: impl Fn(u32) -> u64) {
         if self.subscribe.is_empty() && self.control.is_empty() {
             // The common case, a forward of one or a few messages: payload only.
-            let body: u64 = self.msgs.iter().map(|m| wire.publish_field(size_of(m.msg))).sum();
+            let body: u64 = self
+                .msgs
+                .iter()
+                .map(|m| wire.publish_field(size_of(m.msg)))
+                .sum();
             self.bytes = [0; KIND_COUNT];
             self.items = [0; KIND_COUNT];
             self.bytes[Kind::Payload as usize] = WireSizes::frame(body);

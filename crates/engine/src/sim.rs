@@ -7,7 +7,10 @@
 use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
 
-use crate::config::{Adversary, Config, Misbehaviour, ProtocolConfig, Router, Time, Version};
+use crate::aggregate::{AggregateTables, Aggregates};
+use crate::config::{
+    Adversary, Config, Misbehaviour, OutputMode, ProtocolConfig, Router, Time, Version,
+};
 use crate::faults::{partitions, Partition};
 use crate::lazy::Announced;
 use crate::links::Links;
@@ -124,16 +127,27 @@ pub(crate) enum Route {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Seen {
     pub expire: Time,
-    /// Row in the deliveries table, or OWN for the node's own message.
+    /// Full mode: row in the deliveries table. Aggregate mode: COUNTED or UNCOUNTED.
+    /// Either mode: OWN for the node's own message.
     pub row: u32,
     pub hop: u16,
     /// Heartbeat count when the message entered the message cache (NOT_CACHED: never).
     pub cached_at: u32,
+    /// Aggregate mode: copies received after the first (full mode counts them in the
+    /// deliveries row). Fits in the entry's padding: the entry stays 24 bytes.
+    pub dups: u32,
 }
 
 pub(crate) const NOT_CACHED: u32 = u32::MAX;
 
 pub(crate) const OWN: u32 = u32::MAX;
+/// Aggregate mode: a first receipt counted in the node totals and histograms...
+pub(crate) const COUNTED: u32 = 0;
+/// ...or one left out (a warm-up message, a receiver down during the message's
+/// lifetime, or the message's own publisher after a restart).
+pub(crate) const UNCOUNTED: u32 = u32::MAX - 1;
+// A million messages stay in 100 nodes' seen caches for minutes: keep entries small.
+const _: () = assert!(std::mem::size_of::<Seen>() == 24);
 
 /// IWANT promises of one node: message -> (link asked, deadline).
 pub(crate) type Promises = FxHashMap<u32, SmallVec<[(u32, Time); 2]>>;
@@ -292,6 +306,8 @@ impl Simulation {
         let out = Output {
             receipts: config.output.receipts.then(Receipts::default),
             traffic: vec![Default::default(); n as usize],
+            aggregates: (config.output.mode == OutputMode::Aggregate)
+                .then(|| Aggregates::new(config, schedule.len())),
             ..Default::default()
         };
         let link_count = links.len();
@@ -388,6 +404,20 @@ impl Simulation {
 
     pub fn output(&self) -> &Output {
         &self.out
+    }
+
+    /// Aggregate mode: the final duplicate counts and latency bins, counting the pairs
+    /// nodes still remember as final now. None in full mode.
+    pub fn aggregate_tables(&self) -> Option<AggregateTables> {
+        let aggregates = self.out.aggregates.as_ref()?;
+        let live = self.nodes.iter().enumerate().flat_map(|(node, state)| {
+            state
+                .seen
+                .values()
+                .filter(|s| s.row == COUNTED)
+                .map(move |s| (node as u32, s.dups))
+        });
+        Some(AggregateTables::new(aggregates, live))
     }
 
     /// Peers in `node`'s mesh for `topic`, sorted (for inspection and tests).
@@ -520,7 +550,7 @@ impl Simulation {
         }
         let hop = m.hop.saturating_add(1);
         if let Some(seen) = seen {
-            self.count_duplicate(seen);
+            self.count_duplicate(node, m.msg, seen);
             self.score_duplicate(back, m.msg, seen);
             return;
         }
@@ -567,7 +597,7 @@ impl Simulation {
             state.validating.remove(&msg);
         }
         match state.seen.get(&msg).copied() {
-            Some(seen) => self.count_duplicate(seen),
+            Some(seen) => self.count_duplicate(node, msg, seen),
             None => self.accept(node, back, msg, hop),
         }
     }
@@ -585,8 +615,15 @@ impl Simulation {
         }
     }
 
-    fn count_duplicate(&mut self, seen: Seen) {
-        if seen.row != OWN {
+    fn count_duplicate(&mut self, node: u32, msg: u32, seen: Seen) {
+        if seen.row == OWN {
+            return;
+        }
+        if self.out.aggregates.is_some() {
+            if let Some(s) = self.nodes[node as usize].seen.get_mut(&msg) {
+                s.dups += 1;
+            }
+        } else {
             self.out.deliveries.duplicates[seen.row as usize] += 1;
         }
     }
@@ -596,13 +633,23 @@ impl Simulation {
     fn accept(&mut self, node: u32, back: u32, msg: u32, hop: u16) {
         let now = self.now();
         let sender = self.links.peer[back as usize];
-        let row = self.out.deliveries.push(msg, node, now, sender, hop);
+        let row = match &mut self.out.aggregates {
+            None => self.out.deliveries.push(msg, node, now, sender, hop),
+            Some(aggregates) => {
+                if aggregates.first_receipt(msg, &self.messages[msg as usize], node, now, hop) {
+                    COUNTED
+                } else {
+                    UNCOUNTED
+                }
+            }
+        };
         let expire = now + self.proto.seen_ttl_ns;
         let seen = Seen {
             expire,
             row,
             hop,
             cached_at: NOT_CACHED,
+            dups: 0,
         };
         self.nodes[node as usize].seen.insert(msg, seen);
         if let Some(scores) = &mut self.scores {
@@ -643,9 +690,31 @@ impl Simulation {
         let now = self.now();
         let state = &mut self.nodes[node as usize];
         if now >= state.next_seen_sweep {
-            state.seen.retain(|_, s| s.expire > now);
+            match &mut self.out.aggregates {
+                None => state.seen.retain(|_, s| s.expire > now),
+                // A forgotten message's duplicate count at this node is final.
+                Some(aggregates) => state.seen.retain(|_, s| {
+                    let keep = s.expire > now;
+                    if !keep && s.row == COUNTED {
+                        aggregates.duplicates_final(node, s.dups);
+                    }
+                    keep
+                }),
+            }
             state.next_seen_sweep = now + SEEN_SWEEP_INTERVAL;
         }
+    }
+
+    /// Aggregate mode: `node` forgets every message (a restart); their duplicate counts
+    /// are final.
+    pub(crate) fn forget_seen(&mut self, node: u32) {
+        let state = &mut self.nodes[node as usize];
+        if let Some(aggregates) = &mut self.out.aggregates {
+            for s in state.seen.values().filter(|s| s.row == COUNTED) {
+                aggregates.duplicates_final(node, s.dups);
+            }
+        }
+        state.seen.clear();
     }
 
     /// The workload publishes `msg` at its publisher.
@@ -656,6 +725,9 @@ impl Simulation {
             return; // a node that is down publishes nothing: t_publish stays unset
         }
         self.messages[msg as usize].t_publish = Some(now);
+        if let Some(aggregates) = &mut self.out.aggregates {
+            aggregates.published(msg, publisher, now);
+        }
         self.sweep_seen(publisher);
         let expire = now + self.proto.seen_ttl_ns;
         let seen = Seen {
@@ -663,6 +735,7 @@ impl Simulation {
             row: OWN,
             hop: 0,
             cached_at: NOT_CACHED,
+            dups: 0,
         };
         self.nodes[publisher as usize].seen.insert(msg, seen);
         // go (since v0.14.0) sends IDONTWANT for its own large messages too.

@@ -4,6 +4,8 @@
 //! the Python side wraps with numpy without copying element by element. The engine
 //! crate itself has no pyo3 dependency and is tested on its own.
 
+use gossiplab_engine::aggregate::{AggregateTables, Aggregates, NEVER, REACH_PERCENTS};
+use gossiplab_engine::histogram::bin_bounds;
 use gossiplab_engine::output::Output;
 use gossiplab_engine::rpc::KIND_NAMES;
 use gossiplab_engine::{Config, EdgeProperties, Schedule, Simulation};
@@ -121,12 +123,38 @@ impl Engine {
         self.sim.mesh_peers(node, topic)
     }
 
-    /// The event tables as {table: {column: little-endian bytes}} plus code names.
+    /// Entries of per-message state held now (seen cache, message cache, ...).
+    fn live_state<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let l = self.sim.live_state();
+        let d = PyDict::new(py);
+        for (name, value) in [
+            ("seen", l.seen),
+            ("mcache_ids", l.mcache_ids),
+            ("mcache_served", l.mcache_served),
+            ("validating", l.validating),
+            ("announced", l.announced),
+            ("unwanted", l.unwanted),
+            ("promises", l.promises),
+            ("rpc_slots", l.rpc_slots),
+            ("events", l.events),
+            ("deliveries", l.deliveries),
+        ] {
+            d.set_item(name, value)?;
+        }
+        Ok(d)
+    }
+
+    /// The event tables as {table: {column: little-endian bytes}} plus code names. In
+    /// aggregate mode there is no deliveries table but messages, receivers,
+    /// latency_histogram and duplicates_histogram.
     fn tables<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let out = self.sim.output();
         let tables = PyDict::new(py);
         tables.set_item("publishes", publishes(py, &self.sim)?)?;
-        tables.set_item("deliveries", deliveries(py, out)?)?;
+        match (&out.aggregates, self.sim.aggregate_tables()) {
+            (Some(a), Some(t)) => aggregate_tables(py, &tables, a, &t)?,
+            _ => tables.set_item("deliveries", deliveries(py, out)?)?,
+        }
         if let Some(r) = &out.receipts {
             let d = PyDict::new(py);
             d.set_item("msg", PyBytes::new(py, &to_le(&r.msg, u32::to_le_bytes)))?;
@@ -201,6 +229,124 @@ fn deliveries<'py>(py: Python<'py>, out: &Output) -> PyResult<Bound<'py, PyDict>
         PyBytes::new(py, &to_le(&r.duplicates, u32::to_le_bytes)),
     )?;
     Ok(d)
+}
+
+/// A time, or -1 when it never happened.
+fn time_or_minus_one(t: u64) -> i64 {
+    if t == NEVER {
+        -1
+    } else {
+        t as i64
+    }
+}
+
+fn aggregate_tables(
+    py: Python<'_>,
+    tables: &Bound<'_, PyDict>,
+    a: &Aggregates,
+    t: &AggregateTables,
+) -> PyResult<()> {
+    let m = &a.messages;
+    let d = PyDict::new(py);
+    let msg: Vec<u32> = (0..m.len() as u32).collect();
+    let u32s = |f: fn(&gossiplab_engine::aggregate::MessageAggregate) -> u32| -> Vec<u8> {
+        to_le(&m.iter().map(f).collect::<Vec<_>>(), u32::to_le_bytes)
+    };
+    let u16s = |f: fn(&gossiplab_engine::aggregate::MessageAggregate) -> u16| -> Vec<u8> {
+        to_le(&m.iter().map(f).collect::<Vec<_>>(), u16::to_le_bytes)
+    };
+    let times = |f: &dyn Fn(&gossiplab_engine::aggregate::MessageAggregate) -> u64| -> Vec<u8> {
+        let v: Vec<i64> = m.iter().map(|x| time_or_minus_one(f(x))).collect();
+        to_le(&v, i64::to_le_bytes)
+    };
+    d.set_item("msg", PyBytes::new(py, &to_le(&msg, u32::to_le_bytes)))?;
+    d.set_item("targets", PyBytes::new(py, &u32s(|x| x.targets)))?;
+    d.set_item(
+        "first_receipts",
+        PyBytes::new(py, &u32s(|x| x.first_receipts)),
+    )?;
+    d.set_item("delivered", PyBytes::new(py, &u32s(|x| x.delivered)))?;
+    d.set_item("first_ns", PyBytes::new(py, &times(&|x| x.first_ns)))?;
+    d.set_item("last_ns", PyBytes::new(py, &times(&|x| x.last_ns)))?;
+    d.set_item("last_hop", PyBytes::new(py, &u16s(|x| x.last_hop)))?;
+    d.set_item("max_hop", PyBytes::new(py, &u16s(|x| x.max_hop)))?;
+    for (i, p) in REACH_PERCENTS.iter().enumerate() {
+        let name = format!("reach_{p}_ns");
+        d.set_item(name, PyBytes::new(py, &times(&|x| x.reach_ns[i])))?;
+    }
+    tables.set_item("messages", d)?;
+
+    let nodes = &a.nodes;
+    let node: Vec<u32> = (0..nodes.len() as u32).collect();
+    let d = PyDict::new(py);
+    d.set_item("node", PyBytes::new(py, &to_le(&node, u32::to_le_bytes)))?;
+    let u64s = |v: Vec<u64>| to_le(&v, u64::to_le_bytes);
+    let i64s = |v: Vec<i64>| to_le(&v, i64::to_le_bytes);
+    let col = |f: fn(&gossiplab_engine::aggregate::NodeAggregate) -> u64| -> Vec<u64> {
+        nodes.iter().map(f).collect()
+    };
+    d.set_item(
+        "first_receipts",
+        PyBytes::new(py, &u64s(col(|n| n.first_receipts))),
+    )?;
+    d.set_item(
+        "latency_sum_ns",
+        PyBytes::new(py, &u64s(col(|n| n.latency_sum_ns))),
+    )?;
+    let (min, max): (Vec<i64>, Vec<i64>) = nodes
+        .iter()
+        .map(|n| {
+            if n.first_receipts == 0 {
+                (-1, -1)
+            } else {
+                (n.latency_min_ns as i64, n.latency_max_ns as i64)
+            }
+        })
+        .unzip();
+    d.set_item("latency_min_ns", PyBytes::new(py, &i64s(min)))?;
+    d.set_item("latency_max_ns", PyBytes::new(py, &i64s(max)))?;
+    d.set_item("hop_sum", PyBytes::new(py, &u64s(col(|n| n.hop_sum))))?;
+    d.set_item(
+        "duplicates",
+        PyBytes::new(py, &u64s(t.node_duplicates.clone())),
+    )?;
+    tables.set_item("receivers", d)?;
+
+    let (mut node, mut bin, mut lo, mut hi, mut count) = (vec![], vec![], vec![], vec![], vec![]);
+    for (n, bins) in t.latency_bins.iter().enumerate() {
+        for &(b, c) in bins {
+            let (low, high) = bin_bounds(b);
+            node.push(n as u32);
+            bin.push(b);
+            lo.push(i64::try_from(low).unwrap_or(i64::MAX));
+            // Exclusive upper bound, as the Python side reads it.
+            hi.push(i64::try_from(high.saturating_add(1)).unwrap_or(i64::MAX));
+            count.push(c);
+        }
+    }
+    let d = PyDict::new(py);
+    d.set_item("node", PyBytes::new(py, &to_le(&node, u32::to_le_bytes)))?;
+    d.set_item("bin", PyBytes::new(py, &to_le(&bin, u16::to_le_bytes)))?;
+    d.set_item("lo_ns", PyBytes::new(py, &i64s(lo)))?;
+    d.set_item("hi_ns", PyBytes::new(py, &i64s(hi)))?;
+    d.set_item("count", PyBytes::new(py, &u64s(count)))?;
+    tables.set_item("latency_histogram", d)?;
+
+    let (dups, pairs): (Vec<u32>, Vec<u64>) = t
+        .duplicates
+        .iter()
+        .enumerate()
+        .filter(|(_, &c)| c > 0)
+        .map(|(d, &c)| (d as u32, c))
+        .unzip();
+    let d = PyDict::new(py);
+    d.set_item(
+        "duplicates",
+        PyBytes::new(py, &to_le(&dups, u32::to_le_bytes)),
+    )?;
+    d.set_item("pairs", PyBytes::new(py, &u64s(pairs)))?;
+    tables.set_item("duplicates_histogram", d)?;
+    Ok(())
 }
 
 fn traffic<'py>(py: Python<'py>, out: &Output) -> PyResult<Bound<'py, PyDict>> {
