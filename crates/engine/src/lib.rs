@@ -21,6 +21,7 @@ pub mod queue;
 pub mod rng;
 pub mod rpc;
 pub mod score;
+mod seen;
 pub mod sim;
 pub mod transport;
 pub mod wire;

@@ -21,6 +21,7 @@ use crate::queue::{Event, EventQueue};
 use crate::rng::Rng;
 use crate::rpc::{Kind, MsgRef, RpcSlab};
 use crate::score::Scores;
+use crate::seen::SeenCache;
 use crate::transport::Transport;
 use crate::wire::WireSizes;
 
@@ -158,7 +159,7 @@ pub(crate) struct NodeState {
     pub rng: Rng,
     /// Bit t set: subscribed to topic t.
     pub subscribed: u64,
-    pub seen: FxHashMap<u32, Seen>,
+    pub seen: SeenCache,
     pub next_seen_sweep: Time,
     /// Per topic: links in the mesh.
     pub mesh: Vec<SmallVec<[u32; 16]>>,
@@ -274,7 +275,7 @@ impl Simulation {
             .map(|i| NodeState {
                 rng: Rng::for_stream(config.seed, "protocol", u64::from(i)),
                 subscribed: all_topics,
-                seen: FxHashMap::default(),
+                seen: SeenCache::default(),
                 next_seen_sweep: SEEN_SWEEP_INTERVAL,
                 mesh: vec![SmallVec::new(); config.topics as usize],
                 fanout: vec![SmallVec::new(); config.topics as usize],

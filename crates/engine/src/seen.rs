@@ -1,0 +1,118 @@
+//! A node's seen cache: message id -> what the node knows of it, plus a bitset.
+//!
+//! Nodes ask "have I seen this?" far more often than anything else: for every id of
+//! every IHAVE (tens of millions in a long run) and every copy of every message. A hash
+//! probe per question missed the caches and dominated profiles. Message ids are dense
+//! (0..messages), so a bitset over them answers the question with one load, and the map
+//! is consulted only for entries that exist. The bitset costs one bit per message and
+//! node; entries removed from the map (expiry, restart) are cleared from it too.
+
+use rustc_hash::FxHashMap;
+
+use crate::sim::Seen;
+
+#[derive(Default)]
+pub(crate) struct SeenCache {
+    map: FxHashMap<u32, Seen>,
+    bits: Vec<u64>,
+}
+
+impl SeenCache {
+    fn bit(msg: u32) -> (usize, u64) {
+        ((msg / 64) as usize, 1u64 << (msg % 64))
+    }
+
+    pub fn contains_key(&self, msg: &u32) -> bool {
+        let (word, mask) = Self::bit(*msg);
+        self.bits.get(word).is_some_and(|w| w & mask != 0)
+    }
+
+    pub fn get(&self, msg: &u32) -> Option<&Seen> {
+        if self.contains_key(msg) {
+            self.map.get(msg)
+        } else {
+            None
+        }
+    }
+
+    pub fn get_mut(&mut self, msg: &u32) -> Option<&mut Seen> {
+        if self.contains_key(msg) {
+            self.map.get_mut(msg)
+        } else {
+            None
+        }
+    }
+
+    pub fn insert(&mut self, msg: u32, seen: Seen) {
+        let (word, mask) = Self::bit(msg);
+        if word >= self.bits.len() {
+            self.bits.resize(word + 1, 0);
+        }
+        self.bits[word] |= mask;
+        self.map.insert(msg, seen);
+    }
+
+    /// Keep the entries `keep` says to keep; forget the others entirely.
+    pub fn retain(&mut self, mut keep: impl FnMut(&u32, &mut Seen) -> bool) {
+        let bits = &mut self.bits;
+        self.map.retain(|msg, seen| {
+            let kept = keep(msg, seen);
+            if !kept {
+                let (word, mask) = Self::bit(*msg);
+                bits[word] &= !mask;
+            }
+            kept
+        });
+    }
+
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+
+    pub fn values(&self) -> impl Iterator<Item = &Seen> {
+        self.map.values()
+    }
+
+    pub fn clear(&mut self) {
+        self.map.clear();
+        self.bits.fill(0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::NOT_CACHED;
+
+    fn entry() -> Seen {
+        Seen {
+            expire: 10,
+            row: 0,
+            hop: 1,
+            cached_at: NOT_CACHED,
+            dups: 0,
+        }
+    }
+
+    #[test]
+    fn the_bitset_follows_the_map() {
+        let mut c = SeenCache::default();
+        assert!(!c.contains_key(&5) && c.get(&5).is_none());
+        c.insert(5, entry());
+        c.insert(700, entry());
+        assert!(c.contains_key(&5) && c.contains_key(&700) && !c.contains_key(&6));
+        c.retain(|msg, _| *msg == 700);
+        assert!(!c.contains_key(&5) && c.get(&5).is_none());
+        assert!(c.get(&700).is_some());
+        c.clear();
+        assert!(!c.contains_key(&700));
+        assert!(
+            !c.contains_key(&u32::MAX),
+            "ids far beyond the table are simply unseen"
+        );
+    }
+}
