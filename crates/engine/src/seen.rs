@@ -65,12 +65,9 @@ impl SeenCache {
         });
     }
 
+    #[allow(clippy::len_without_is_empty)] // only counted, never tested for emptiness
     pub fn len(&self) -> usize {
         self.map.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.map.is_empty()
     }
 
     pub fn values(&self) -> impl Iterator<Item = &Seen> {
