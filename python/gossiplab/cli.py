@@ -15,6 +15,7 @@ from rich.table import Table
 
 from gossiplab import cli_analysis, cli_testbed
 from gossiplab.cli_common import err, guarded, out
+from gossiplab.errors import GossiplabError
 
 app = typer.Typer(
     name="gossiplab",
@@ -69,6 +70,10 @@ def run(
     ] = None,
     force: Annotated[bool, typer.Option(help="Replace an existing results folder.")] = False,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress bar.")] = False,
+    profile: Annotated[
+        bool,
+        typer.Option(help="Testbed: CPU-profile every node (same as [testbed] profile = true)."),
+    ] = False,
 ) -> None:
     """Run a scenario and write its results folder and report."""
     from gossiplab.progress import simulated_time_bar
@@ -77,6 +82,10 @@ def run(
 
     def action() -> None:
         s = load_scenario(scenario)
+        if profile:
+            if s.backend != "testbed":
+                raise GossiplabError('--profile profiles real nodes: it needs backend = "testbed"')
+            s = s.model_copy(update={"testbed": s.testbed.model_copy(update={"profile": True})})
         if quiet:
             result = run_scenario(s, out_dir, force=force)
         else:
@@ -94,14 +103,16 @@ def validate(
     scenario: Annotated[Path, typer.Argument(help="Scenario file (TOML).")],
 ) -> None:
     """Check a scenario; print it fully resolved, or every problem with its field."""
-    from gossiplab.model_backend import check_supported
+    from gossiplab import model_backend
     from gossiplab.scenario import load_scenario, scenario_to_toml
+    from gossiplab.testbed import support
     from gossiplab.topology import build_topology
 
     def action() -> None:
         s = load_scenario(scenario)
         build_topology(s)
-        check_supported(s)
+        backend = support if s.backend == "testbed" else model_backend
+        backend.check_supported(s)
         out.print(scenario_to_toml(s), end="", highlight=False, markup=False)
 
     guarded(action)
