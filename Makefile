@@ -10,7 +10,7 @@ RUST_SOURCES := $(shell find crates -name '*.rs' -o -name Cargo.toml) Cargo.toml
 DEMO_SCENARIO := scenarios/whiteblock/phase2-series1b.toml
 CAMPAIGN := scenarios/whiteblock/phase2.toml
 
-.PHONY: demo campaign test test-rust test-python test-go lint format bench bench-full install install-testbed install-chromium clean help
+.PHONY: demo campaign test test-rust test-python test-go lint format bench bench-full soak install install-testbed install-chromium clean help
 
 help:
 	@echo "make demo     install what is needed and run the default experiment"
@@ -18,6 +18,7 @@ help:
 	@echo "make campaign run the Whiteblock Phase 2 campaign (resumes if interrupted)"
 	@echo "make lint     ruff, rustfmt, clippy and go vet"
 	@echo "make bench    quick benchmarks (results appended to bench/RESULTS.md)"
+	@echo "make soak     a million messages in aggregate mode, memory sampled (minutes)"
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -87,6 +88,10 @@ bench: $(INSTALLED)
 
 bench-full: $(INSTALLED)
 	$(PY) bench/run.py --full
+
+# A million messages through 100 nodes in aggregate output mode; fails if memory grows.
+soak: $(INSTALLED)
+	$(PY) bench/soak.py
 
 clean:
 	rm -rf $(VENV) target results

@@ -21,6 +21,7 @@ import pytest
 
 from gossiplab.aggregates import values_at_ranks, weighted_distribution
 from gossiplab.errors import ScenarioError
+from gossiplab.estimate import estimate
 from gossiplab.metrics import compute_summary
 from gossiplab.model_backend import check_supported
 from gossiplab.report import build_report
@@ -28,6 +29,8 @@ from gossiplab.results import load_results
 from gossiplab.runner import run
 from gossiplab.scenario import parse_scenario
 from gossiplab.tables import RunTables, from_rows
+from gossiplab.topology import build_topology
+from gossiplab.workload import build_schedule
 
 MS = 1_000_000
 HISTOGRAM_ERROR = 1 / 256
@@ -281,3 +284,26 @@ def test_a_percentile_is_the_middle_of_the_bin_holding_its_rank() -> None:
         2055,
         2055,
     ]
+
+
+def test_the_estimate_of_an_aggregate_run_does_not_grow_with_first_receipts(
+    tmp_path: Path,
+) -> None:
+    def memory(messages: int, mode: str) -> int:
+        s = parse_scenario(
+            {
+                "topology": {"kind": "random-regular", "nodes": 100, "degree": 8},
+                "workload": {"messages": messages, "rate": "1000/s"},
+                "output": {"mode": mode},
+            },
+            tmp_path,
+        )
+        return estimate(s, build_topology(s), build_schedule(s, 100)).memory_bytes
+
+    # The soak: a million messages through 100 nodes fits in a few GiB in aggregate mode
+    # (seen caches of 180 s at 1000/s), not in the full mode's 99 million rows.
+    assert memory(1_000_000, "aggregate") < 3 * 2**30 < 16 * 2**30 < memory(1_000_000, "full")
+    # Twice the messages at the same rate, both longer than the seen caches' window (180 s):
+    # only the per-message records grow.
+    extra = memory(400_000, "aggregate") - memory(200_000, "aggregate")
+    assert extra < 200_000 * 1000

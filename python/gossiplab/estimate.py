@@ -34,6 +34,13 @@ CHUNK = 16 * 1024
 EVENTS_PER_SECOND = 2.5e6
 # Use at most this share of the memory available now.
 MEMORY_HEADROOM = 0.9
+# Aggregate output mode (no first-receipt rows): per message, the engine's schedule entry
+# and aggregate record, and the publishes and messages tables through the analysis; per
+# seen-cache entry, its hash-map slot at the map's lowest load (bench/RESULTS.md, soak).
+BYTES_PER_MESSAGE_AGGREGATE = 600
+BYTES_PER_SEEN_ENTRY = 70
+# Seen entries live seen_ttl plus up to one sweep interval (go's timecache: 1 min).
+SEEN_SWEEP_NS = 60 * 10**9
 
 
 @dataclass(frozen=True)
@@ -49,22 +56,38 @@ def estimate(s: Scenario, topology: Topology, schedule: Schedule) -> Estimate:
     links = 2 * len(topology.edges)
     messages = len(schedule.t_intended_ns)
     deliveries = messages * max(nodes - 1, 0)
+    aggregate = s.output.mode == "aggregate"
     # Each node receives a message from about D mesh peers (all topic peers with floodsub).
     degree = links / nodes if nodes else 0
     copies = degree if s.protocol.name == "floodsub" else min(degree, s.protocol.D + 1)
     receipts = round(deliveries * copies) if s.output.receipts else 0
     memory = (
-        BASELINE
-        + deliveries * BYTES_PER_DELIVERY
-        + receipts * BYTES_PER_RECEIPT
-        + links * BYTES_PER_LINK
-        + nodes * BYTES_PER_NODE
+        BASELINE + receipts * BYTES_PER_RECEIPT + links * BYTES_PER_LINK + nodes * BYTES_PER_NODE
     )
+    if aggregate:
+        memory += messages * BYTES_PER_MESSAGE_AGGREGATE
+        memory += nodes * _seen_at_once(s, schedule) * BYTES_PER_SEEN_ENTRY
+    else:
+        memory += deliveries * BYTES_PER_DELIVERY
     limited = s.network.has_bandwidth_limit()
     chunks = max(1, math.ceil(int(schedule.size.mean()) / CHUNK)) if messages and limited else 1
     heartbeats = nodes * (schedule_end_s(s, schedule) / (s.protocol.heartbeat / 1e9))
     events = round(deliveries * copies * (1 + chunks) + heartbeats * (1 + degree / 4))
-    return Estimate(memory, deliveries, events, events / EVENTS_PER_SECOND)
+    recorded = 0 if aggregate else deliveries
+    return Estimate(memory, recorded, events, events / EVENTS_PER_SECOND)
+
+
+def _seen_at_once(s: Scenario, schedule: Schedule) -> int:
+    """The most messages a node's seen cache holds at once (aggregate mode's memory)."""
+    times = schedule.t_intended_ns
+    messages = len(times)
+    if messages < 2:
+        return messages
+    span = int(times.max()) - int(times.min())
+    window = s.protocol.seen_ttl + SEEN_SWEEP_NS
+    if span <= window:
+        return messages
+    return min(messages, math.ceil(messages * window / span))
 
 
 def schedule_end_s(s: Scenario, schedule: Schedule) -> float:
@@ -95,6 +118,6 @@ def check_fits(e: Estimate, available: int | None) -> None:
     )
     hint = (
         "shrink it: fewer messages (workload.messages, or rate × duration), fewer nodes "
-        "(topology.nodes), or output.receipts = false"
+        '(topology.nodes), output.receipts = false, or output.mode = "aggregate"'
     )
     raise ScenarioError([Problem("workload.messages", message, hint)])
