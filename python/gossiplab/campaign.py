@@ -399,6 +399,8 @@ def run_campaign(
         force=force,
         progress=progress,
     )
+    if progress is not None:
+        progress.writing_report()
     write_points_table(target, points_table(results))
     table = series_table(plan, results)
     replace_file(target / SERIES_CSV, table.write_csv())

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
+from rich.console import Console
 from rich.markup import escape
 from rich.progress import (
     BarColumn,
@@ -23,6 +24,7 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
+from rich.status import Status
 from rich.table import Table
 
 from gossiplab.cli_common import EXIT_INTERRUPTED, err, guarded, out
@@ -65,6 +67,7 @@ class PointsBar:
         self.label = label
         self.quiet = quiet
         self.failed = 0
+        self.status: Status | None = None
         self.progress = Progress(
             TextColumn("[bold]{task.description}"),
             BarColumn(),
@@ -83,6 +86,18 @@ class PointsBar:
             err.print(f"resuming: {finished} of {total} points already finished, skipped")
         self.progress.update(self.task, total=total, completed=finished)
 
+    def writing_report(self) -> None:
+        # Loading every point for the overlays can take a while on a large campaign.
+        self.progress.stop()
+        if not self.quiet:
+            self.status = err.status("writing the table and the report")
+            self.status.start()
+
+    def close(self) -> None:
+        self.progress.stop()
+        if self.status is not None:
+            self.status.stop()
+
     def point_done(self, result: PointResult) -> None:
         if result.status == "failed":
             self.failed += 1
@@ -98,8 +113,11 @@ class PointsBar:
 @contextmanager
 def points_bar(label: str, quiet: bool) -> Iterator[PointsBar]:
     bar = PointsBar(label, quiet)
-    with bar.progress:
+    bar.progress.start()
+    try:
         yield bar
+    finally:
+        bar.close()
 
 
 def _resumable(action: Callable[[], None]) -> None:
@@ -239,8 +257,8 @@ def campaign(
                 progress=bar,
             )
         table = _series_console_table(outcome.series, outcome.plan.parameters)
-        # Piped into a log, rich would assume 80 columns and fold the numbers.
-        out.print(table, width=None if out.is_terminal else WIDE_OUTPUT)
+        # Piped into a log, rich would assume 80 columns and cut the numbers short.
+        (out if out.is_terminal else Console(width=WIDE_OUTPUT)).print(table)
         out.print(f"campaign: {outcome.out_dir}")
         out.print(f"table:    {outcome.out_dir / 'series.md'}")
         out.print(f"report:   {outcome.report}")

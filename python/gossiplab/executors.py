@@ -17,12 +17,14 @@ import logging
 import multiprocessing
 import os
 import shutil
+import signal
 import socket
 import tarfile
 import tempfile
 import traceback
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -111,16 +113,44 @@ def run_local(jobs: Sequence[Job], workers: int, on_done: OnDone) -> None:
     # spawn, not fork: forking a process whose polars and matplotlib threads are running
     # can deadlock the child.
     context = multiprocessing.get_context("spawn")
-    pool = ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=context)
+    pool = ProcessPoolExecutor(
+        max_workers=min(workers, len(jobs)), mp_context=context, initializer=_ignore_sigint
+    )
+    by_future: dict[Future[JobResult], Job] = {pool.submit(run_job, job): job for job in jobs}
+    pending = set(by_future)
     try:
-        pending: set[Future[JobResult]] = {pool.submit(run_job, job) for job in jobs}
         while pending:
             finished, pending = wait(pending, return_when=FIRST_COMPLETED)
             for future in finished:
-                on_done(future.result())
-    finally:
-        # On Ctrl-C the workers got the signal too; do not wait for queued jobs.
-        pool.shutdown(wait=True, cancel_futures=True)
+                on_done(_result(future, by_future[future]))
+    except BaseException:
+        # Ctrl-C (or a failing callback): stop now rather than after the running points;
+        # their half-written folders are hidden and removed by the next run.
+        _stop_workers(pool)
+        raise
+    pool.shutdown(wait=True)
+
+
+def _ignore_sigint() -> None:
+    # Ctrl-C is the parent's to handle: it stops the workers, which otherwise would each
+    # print a KeyboardInterrupt traceback.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _result(future: Future[JobResult], job: Job) -> JobResult:
+    try:
+        return future.result()
+    except BrokenProcessPool:
+        reason = "the worker process running it died (killed, or out of memory?)"
+        return JobResult(job.index, ok=False, reason=reason)
+
+
+def _stop_workers(pool: ProcessPoolExecutor) -> None:
+    # ProcessPoolExecutor cannot stop running tasks before Python 3.14
+    # (terminate_workers); its process table is the only handle on them.
+    for process in list(getattr(pool, "_processes", {}).values()):
+        process.terminate()
+    pool.shutdown(wait=True, cancel_futures=True)
 
 
 def default_workers() -> int:

@@ -80,6 +80,9 @@ class SweepProgress(Protocol):
 
     def point_done(self, result: PointResult) -> None: ...
 
+    def writing_report(self) -> None:
+        """Every point is done; the table and report (which reads every point) come next."""
+
 
 def value_text(value: Any) -> str:
     """A swept value, compactly, as written: 100ms, 6, 0.001, {distribution=uniform,...}."""
@@ -324,6 +327,8 @@ def run_sweep(
         force=force,
         progress=progress,
     )
+    if progress is not None:
+        progress.writing_report()
     table = points_table(results)
     write_points_table(target, table)
     report = render_sweep_report(target, plan, results, table)
