@@ -20,6 +20,7 @@ import polars as pl
 import pytest
 
 from gossiplab.aggregates import values_at_ranks, weighted_distribution
+from gossiplab.digest import load_digest
 from gossiplab.errors import ScenarioError
 from gossiplab.estimate import estimate
 from gossiplab.metrics import compute_summary
@@ -307,3 +308,15 @@ def test_the_estimate_of_an_aggregate_run_does_not_grow_with_first_receipts(
     # only the per-message records grow.
     extra = memory(400_000, "aggregate") - memory(200_000, "aggregate")
     assert extra < 200_000 * 1000
+
+
+def test_compare_digests_agree_across_modes(both: dict[str, tuple[Path, dict]]) -> None:
+    full = load_digest(both["full"][0], "full")
+    aggregate = load_digest(both["aggregate"][0], "aggregate")
+    assert aggregate.duplicates == full.duplicates
+    assert aggregate.last_delivery_hop == full.last_delivery_hop
+    assert np.array_equal(aggregate.dissemination_ms, full.dissemination_ms)
+    # The latency CDF at the same ranks, each value within the histogram's error.
+    assert np.array_equal(aggregate.receipt_fraction, full.receipt_fraction)
+    error = np.abs(aggregate.receipt_latency_ms - full.receipt_latency_ms)
+    assert (error <= HISTOGRAM_ERROR * full.receipt_latency_ms + 1e-9).all()

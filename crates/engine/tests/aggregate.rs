@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 
 use gossiplab_engine::aggregate::{MessageAggregate, NEVER};
 use gossiplab_engine::histogram::bin_of;
+use gossiplab_engine::inspect::LiveState;
 use gossiplab_engine::{Config, EdgeProperties, Schedule, Simulation};
 use serde_json::{json, Value};
 
@@ -244,11 +245,20 @@ fn on_a_tie_in_time_the_last_delivery_hop_is_the_larger_one() {
 }
 
 /// Peak per-message state over a run of `count` messages at 10/s on 20 nodes.
-fn peak_state(count: u32, mode: &str) -> gossiplab_engine::inspect::LiveState {
-    let patch = json!({
+fn peak_state(count: u32, mode: &str) -> LiveState {
+    peak_state_with(count, mode, json!({}))
+}
+
+fn peak_state_with(count: u32, mode: &str, features: Value) -> LiveState {
+    let mut patch = json!({
         "protocol": {"seen_ttl_ns": 5 * S},
         "output": {"receipts": false, "mode": mode}
     });
+    for (section, fields) in features.as_object().unwrap() {
+        for (k, v) in fields.as_object().unwrap() {
+            patch[section][k] = v.clone();
+        }
+    }
     let end = u64::from(count) * 100 * MS + 10 * S;
     let c = config(20, "gossipsub", 10 * MS, end, 3, patch);
     let schedule = Schedule {
@@ -259,21 +269,32 @@ fn peak_state(count: u32, mode: &str) -> gossiplab_engine::inspect::LiveState {
         batch: (0..count).collect(),
     };
     let mut sim = Simulation::new(&c, &circulant(20, 3), &schedule).unwrap();
-    let mut peak = gossiplab_engine::inspect::LiveState::default();
+    let mut peak = LiveState::default();
     let mut t = 0;
     while !sim.is_finished() {
-        t += S;
+        t += S / 4;
         sim.run_until(t);
         let live = sim.live_state();
         peak.seen = peak.seen.max(live.seen);
         peak.mcache_ids = peak.mcache_ids.max(live.mcache_ids);
+        peak.mcache_served = peak.mcache_served.max(live.mcache_served);
         peak.validating = peak.validating.max(live.validating);
+        peak.announced = peak.announced.max(live.announced);
         peak.unwanted = peak.unwanted.max(live.unwanted);
+        peak.promises = peak.promises.max(live.promises);
         peak.rpc_slots = peak.rpc_slots.max(live.rpc_slots);
         peak.events = peak.events.max(live.events);
         peak.deliveries = peak.deliveries.max(live.deliveries);
     }
     peak
+}
+
+/// `long` is at most 25 % (plus `slack`) above `short`.
+fn no_growth(name: &str, short: usize, long: usize, slack: usize) {
+    assert!(
+        long * 4 <= short * 5 + slack * 4,
+        "{name}: {short} in the short run, {long} in the long one"
+    );
 }
 
 #[test]
@@ -300,4 +321,54 @@ fn per_message_state_stays_flat_as_the_run_gets_longer() {
     // The full mode's rows do grow with the messages: what the aggregate mode avoids.
     let full = peak_state(1_000, "full");
     assert_eq!(full.deliveries, 1_000 * 19);
+}
+
+#[test]
+fn validation_idontwant_announcements_and_promises_stay_flat_too() {
+    // Every map keyed by message: copies in validation (CPU cost), IDONTWANTs remembered
+    // (v1.2, messages above the threshold), announcements being fetched (v2.0), IWANT
+    // promises (scoring) and replies (losses delay copies past the IHAVEs), over 1,000
+    // and 3,000 messages.
+    let features = with_score(json!({
+        "network": {"cpu_per_message_ns": vec![2 * MS; 20], "loss": 0.05},
+        "protocol": {"version": "2.0", "D_announce": 3, "idontwant_threshold": 100}
+    }));
+    let short = peak_state_with(1_000, "aggregate", features.clone());
+    let long = peak_state_with(3_000, "aggregate", features);
+    for (name, s, l) in [
+        ("validating", short.validating, long.validating),
+        ("announced", short.announced, long.announced),
+        ("unwanted", short.unwanted, long.unwanted),
+        ("promises", short.promises, long.promises),
+        ("mcache_served", short.mcache_served, long.mcache_served),
+    ] {
+        assert!(s > 0, "{name} must be exercised: {short:?}");
+        no_growth(name, s, l, 20);
+    }
+    no_growth("seen", short.seen, long.seen, 0);
+    no_growth("rpc_slots", short.rpc_slots, long.rpc_slots, 20);
+    no_growth("events", short.events, long.events, 50);
+}
+
+/// Peer scoring with go's shape of parameters (as in protocol_rules.rs).
+fn with_score(mut features: Value) -> Value {
+    features["protocol"]["score"] = json!({
+        "gossip_threshold": -10.0, "publish_threshold": -50.0, "graylist_threshold": -80.0,
+        "accept_px_threshold": 10.0, "opportunistic_graft_threshold": 20.0,
+        "topic_score_cap": 3600.0, "topic_weight": 0.5,
+        "time_in_mesh_weight": 1.0, "time_in_mesh_quantum_ns": S, "time_in_mesh_cap": 3600.0,
+        "first_message_deliveries_weight": 1.0, "first_message_deliveries_decay": 0.5,
+        "first_message_deliveries_cap": 2000.0,
+        "mesh_message_deliveries_weight": -1.0, "mesh_message_deliveries_decay": 0.5,
+        "mesh_message_deliveries_threshold": 20.0, "mesh_message_deliveries_cap": 100.0,
+        "mesh_message_deliveries_activation_ns": 3600 * S,
+        "mesh_message_deliveries_window_ns": 10 * MS,
+        "mesh_failure_penalty_weight": -1.0, "mesh_failure_penalty_decay": 0.5,
+        "invalid_message_deliveries_weight": -1.0, "invalid_message_deliveries_decay": 0.3,
+        "behaviour_penalty_weight": -10.0, "behaviour_penalty_threshold": 0.0,
+        "behaviour_penalty_decay": 0.99, "decay_interval_ns": S, "decay_to_zero": 0.01,
+        "graft_flood_threshold_ns": 10 * S, "opportunistic_graft_ticks": 60,
+        "opportunistic_graft_peers": 2
+    });
+    features
 }
