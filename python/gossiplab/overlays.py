@@ -73,6 +73,13 @@ def _shared_bins(samples: Sequence[np.ndarray]) -> tuple[np.ndarray, bool]:
     return np.linspace(low, top if top > low else low + 1.0, SHARED_BINS + 1), False
 
 
+def _log_if_wide(axes: Axes, samples: Sequence[np.ndarray]) -> None:
+    """A logarithmic time axis when the runs' times differ by orders of magnitude."""
+    if _shared_bins(samples)[1]:
+        axes.set_xscale("log")
+        axes.set_xlabel(axes.get_xlabel() + ", log scale")
+
+
 def receipt_latency_overlay(digests: Sequence[RunDigest], path: Path) -> Path | None:
     shown = [d for d in digests if len(d.receipt_latency_ms)]
     if not shown:
@@ -89,6 +96,7 @@ def receipt_latency_overlay(digests: Sequence[RunDigest], path: Path) -> Path | 
             )
     axes.set_title("Per-receipt latency CDF")
     axes.set_xlabel("time from publish to a node's first receipt (ms)")
+    _log_if_wide(axes, [d.receipt_latency_ms for d in shown])
     axes.set_ylabel("fraction of first receipts")
     axes.set_ylim(0, 1.02)
     _legend(axes, len(shown))
@@ -106,6 +114,7 @@ def reach_overlay(digests: Sequence[RunDigest], path: Path, percent: int = 99) -
             _cdf(axes, values, digest.messages, colour, digest.label)
     axes.set_title(f"Time to reach {percent}% of the subscribers")
     axes.set_xlabel("time from publish (ms)")
+    _log_if_wide(axes, [d.reach_ms[percent] for d in shown])
     axes.set_ylabel("fraction of messages")
     axes.set_ylim(0, 1.02)
     _legend(axes, len(shown))
