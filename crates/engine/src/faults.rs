@@ -128,6 +128,7 @@ impl Simulation {
         let state = &mut self.nodes[node as usize];
         state.down = false;
         state.validating.clear();
+        state.cpu_pending = 0;
         state.announced.clear();
         state.unwanted.clear();
         state.backoff.clear();

@@ -587,15 +587,20 @@ impl Simulation {
     /// A copy finished validation: the first one is delivered, later ones are duplicates.
     fn validated(&mut self, node: u32, msg: u32, back: u32, hop: u16) {
         let state = &mut self.nodes[node as usize];
+        // A node that went down (and maybe restarted) meanwhile lost this work.
+        let Some(copies) = state.validating.get_mut(&msg) else {
+            return;
+        };
+        let Some(i) = copies.iter().position(|&l| l == back) else {
+            return;
+        };
         state.cpu_pending -= 1;
-        let copies = state.validating.get_mut(&msg).expect("copy in validation");
-        let i = copies
-            .iter()
-            .position(|&l| l == back)
-            .expect("this copy in validation");
         copies.remove(i);
         if copies.is_empty() {
             state.validating.remove(&msg);
+        }
+        if state.down {
+            return; // validated by a node that is down: nobody will ever see it
         }
         match state.seen.get(&msg).copied() {
             Some(seen) => self.count_duplicate(node, msg, seen),

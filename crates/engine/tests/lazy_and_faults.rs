@@ -247,3 +247,32 @@ fn a_delaying_relay_adds_its_delay_to_the_hop_behind_it() {
     assert_eq!(delivery_at(&sim, 1).unwrap().0 - 3 * S, 10 * MS);
     assert_eq!(delivery_at(&sim, 2).unwrap().0 - 3 * S, 520 * MS);
 }
+
+#[test]
+fn a_node_that_goes_down_while_validating_records_nothing_and_restarts_clean() {
+    // Node 1 needs 500 ms per message and goes down 100 ms after the copy arrives.
+    let patch = json!({
+        "network": {"cpu_per_message_ns": [0, 500 * MS, 0]},
+        "faults": [{"kind": "down", "node": 1, "from_ns": 3100 * MS, "until_ns": 5 * S}]
+    });
+    let c = config(3, "gossipsub", 10 * MS, 20 * S, 1, patch);
+    let mut schedule = messages(0, 3 * S, 0, 1, 100);
+    let later = messages(0, 12 * S, 0, 1, 100);
+    schedule.t_intended_ns.extend(later.t_intended_ns);
+    schedule.publisher.extend(later.publisher);
+    schedule.size.extend(later.size);
+    schedule.topic.extend(later.topic);
+    schedule.batch.extend([1]);
+    let mut sim = Simulation::new(&c, &line(3), &schedule).unwrap();
+    sim.run();
+    let d = &sim.output().deliveries;
+    let at_1: Vec<u32> = (0..d.len())
+        .filter(|&i| d.node[i] == 1)
+        .map(|i| d.msg[i])
+        .collect();
+    assert_eq!(
+        at_1,
+        vec![1],
+        "message 0 was lost with the crash; message 1 came after the restart"
+    );
+}
