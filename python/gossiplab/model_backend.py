@@ -28,6 +28,7 @@ from gossiplab.geography import (
     place_nodes,
 )
 from gossiplab.liveness import message_lifetime_ns
+from gossiplab.protocol_params import protocol_params
 from gossiplab.scenario import Scenario
 from gossiplab.tables import AGGREGATE_TABLES, POLARS_SCHEMAS, RunTables
 from gossiplab.topology import Topology
@@ -139,34 +140,10 @@ def engine_config(s: Scenario, nodes: int, end_ns: int) -> dict[str, Any]:
         "protocol": {
             "router": p.name,
             "version": p.version,
-            "D": p.D,
-            "D_lo": p.D_lo,
-            "D_hi": p.D_hi,
-            "D_lazy": p.D_lazy,
-            "D_score": p.D_score,
-            "D_out": p.D_out,
-            "heartbeat_ns": p.heartbeat,
-            "heartbeat_initial_delay_ns": p.heartbeat_initial_delay,
-            "history_length": p.history_length,
-            "history_gossip": p.history_gossip,
-            "gossip_factor": p.gossip_factor,
-            "fanout_ttl_ns": p.fanout_ttl,
-            "seen_ttl_ns": p.seen_ttl,
-            "flood_publish": p.flood_publish,
-            "prune_backoff_ns": p.prune_backoff,
-            "unsubscribe_backoff_ns": p.unsubscribe_backoff,
+            **protocol_params(p),
             "backoff_clear_ticks": p.backoff_clear_ticks,
             "backoff_slack_ticks": p.backoff_slack_ticks,
-            "max_ihave_length": p.max_ihave_length,
-            "max_ihave_messages": p.max_ihave_messages,
-            "gossip_retransmission": p.gossip_retransmission,
-            "iwant_followup_ns": p.iwant_followup_time,
-            "peer_outbound_queue": p.peer_outbound_queue,
-            "validate_queue": p.validate_queue,
-            "signing": p.signing,
-            "message_id": p.message_id,
             "topic_name_len": TOPIC_NAME_LENGTH,
-            "idontwant_threshold": p.idontwant_threshold,
             "D_announce": p.D_announce,
             "ineed_timeout_ns": p.ineed_timeout,
             "score": _score_config(s),

@@ -162,13 +162,10 @@ fn a_node_that_is_down_misses_messages_and_catches_up_after_it_returns() {
     let patch =
         json!({"faults": [{"kind": "down", "node": 5, "from_ns": 3 * S, "until_ns": 10 * S}]});
     let c = config(n, "gossipsub", 10 * MS, 30 * S, 4, patch);
-    let mut schedule = messages(0, 5 * S, 0, 1, 500);
-    let later = messages(1, 20 * S, 0, 1, 500);
-    schedule.t_intended_ns.extend(later.t_intended_ns);
-    schedule.publisher.extend(later.publisher);
-    schedule.size.extend(later.size);
-    schedule.topic.extend(later.topic);
-    schedule.batch.extend([1]);
+    let schedule = then(
+        messages(0, 5 * S, 0, 1, 500),
+        messages(1, 20 * S, 0, 1, 500),
+    );
     let mut sim = Simulation::new(&c, &circulant(n, 3), &schedule).unwrap();
     sim.run_until(9 * S);
     for peer in [2, 3, 4, 6, 7, 8] {
@@ -209,21 +206,9 @@ fn an_ihave_spammer_is_penalized_for_broken_promises() {
         20 * S,
         1,
         json!({
-            "protocol": {"score": {
-                "gossip_threshold": -10.0, "publish_threshold": -50.0, "graylist_threshold": -80.0,
-                "accept_px_threshold": 10.0, "opportunistic_graft_threshold": 20.0,
-                "topic_score_cap": 3600.0, "topic_weight": 0.5, "time_in_mesh_weight": 0.0,
-                "time_in_mesh_quantum_ns": S, "time_in_mesh_cap": 3600.0,
-                "first_message_deliveries_weight": 1.0, "first_message_deliveries_decay": 0.5,
-                "first_message_deliveries_cap": 2000.0, "mesh_message_deliveries_weight": -1.0,
-                "mesh_message_deliveries_decay": 0.5, "mesh_message_deliveries_threshold": 20.0,
-                "mesh_message_deliveries_cap": 100.0, "mesh_message_deliveries_activation_ns": 3600 * S,
-                "mesh_message_deliveries_window_ns": 10 * MS, "mesh_failure_penalty_weight": -1.0,
-                "mesh_failure_penalty_decay": 0.5, "invalid_message_deliveries_weight": -1.0,
-                "invalid_message_deliveries_decay": 0.3, "behaviour_penalty_weight": -10.0,
-                "behaviour_penalty_threshold": 0.0, "behaviour_penalty_decay": 0.9,
-                "decay_interval_ns": S, "decay_to_zero": 0.01, "graft_flood_threshold_ns": 10 * S,
-                "opportunistic_graft_ticks": 60, "opportunistic_graft_peers": 2}},
+            "protocol": {"score": merged(score_params(), json!({
+                "time_in_mesh_weight": 0.0, "behaviour_penalty_decay": 0.9
+            }))},
             "adversaries": [{"node": 0, "behaviour": "spam-ihave", "spam_ids": 100}]
         }),
     );
@@ -256,13 +241,10 @@ fn a_node_that_goes_down_while_validating_records_nothing_and_restarts_clean() {
         "faults": [{"kind": "down", "node": 1, "from_ns": 3100 * MS, "until_ns": 5 * S}]
     });
     let c = config(3, "gossipsub", 10 * MS, 20 * S, 1, patch);
-    let mut schedule = messages(0, 3 * S, 0, 1, 100);
-    let later = messages(0, 12 * S, 0, 1, 100);
-    schedule.t_intended_ns.extend(later.t_intended_ns);
-    schedule.publisher.extend(later.publisher);
-    schedule.size.extend(later.size);
-    schedule.topic.extend(later.topic);
-    schedule.batch.extend([1]);
+    let schedule = then(
+        messages(0, 3 * S, 0, 1, 100),
+        messages(0, 12 * S, 0, 1, 100),
+    );
     let mut sim = Simulation::new(&c, &line(3), &schedule).unwrap();
     sim.run();
     let d = &sim.output().deliveries;

@@ -9,41 +9,12 @@ use gossiplab_engine::rpc::{Control, Kind};
 use gossiplab_engine::{Schedule, Simulation};
 use serde_json::{json, Value};
 
-/// Rust/js default score parameters, with a behaviour-penalty decay slow enough that a
-/// penalty can be read a heartbeat later.
 fn scoring() -> Value {
-    json!({"protocol": {"score": {
-        "gossip_threshold": -10.0, "publish_threshold": -50.0, "graylist_threshold": -80.0,
-        "accept_px_threshold": 10.0, "opportunistic_graft_threshold": 20.0,
-        "topic_score_cap": 3600.0, "topic_weight": 0.5,
-        "time_in_mesh_weight": 1.0, "time_in_mesh_quantum_ns": S, "time_in_mesh_cap": 3600.0,
-        "first_message_deliveries_weight": 1.0, "first_message_deliveries_decay": 0.5,
-        "first_message_deliveries_cap": 2000.0,
-        "mesh_message_deliveries_weight": -1.0, "mesh_message_deliveries_decay": 0.5,
-        "mesh_message_deliveries_threshold": 20.0, "mesh_message_deliveries_cap": 100.0,
-        "mesh_message_deliveries_activation_ns": 3600 * S, "mesh_message_deliveries_window_ns": 10 * MS,
-        "mesh_failure_penalty_weight": -1.0, "mesh_failure_penalty_decay": 0.5,
-        "invalid_message_deliveries_weight": -1.0, "invalid_message_deliveries_decay": 0.3,
-        "behaviour_penalty_weight": -10.0, "behaviour_penalty_threshold": 0.0,
-        "behaviour_penalty_decay": 0.99, "decay_interval_ns": S, "decay_to_zero": 0.01,
-        "graft_flood_threshold_ns": 10 * S, "opportunistic_graft_ticks": 60,
-        "opportunistic_graft_peers": 2
-    }}})
+    json!({"protocol": {"score": score_params()}})
 }
 
-fn with(mut a: Value, b: Value) -> Value {
-    fn merge(a: &mut Value, b: Value) {
-        match (a, b) {
-            (Value::Object(x), Value::Object(y)) => {
-                for (k, v) in y {
-                    merge(x.entry(k).or_insert(Value::Null), v);
-                }
-            }
-            (x, y) => *x = y,
-        }
-    }
-    merge(&mut a, b);
-    a
+fn with(a: Value, b: Value) -> Value {
+    merged(a, b)
 }
 
 fn sent(sim: &Simulation, node: u32, kind: Kind) -> u64 {

@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from gossiplab.protocol_params import protocol_params
 from gossiplab.scenario import Scenario
 from gossiplab.testbed.netns import node_ip
 from gossiplab.topology import Topology
@@ -23,34 +24,10 @@ def listen_addr(s: Scenario, node: int) -> str:
 def protocol_config(s: Scenario) -> dict[str, Any]:
     p = s.protocol
     return {
-        "D": p.D,
-        "D_lo": p.D_lo,
-        "D_hi": p.D_hi,
-        "D_lazy": p.D_lazy,
-        "D_score": p.D_score,
-        "D_out": p.D_out,
-        "heartbeat_ns": p.heartbeat,
-        "heartbeat_initial_delay_ns": p.heartbeat_initial_delay,
-        "history_length": p.history_length,
-        "history_gossip": p.history_gossip,
-        "gossip_factor": p.gossip_factor,
-        "gossip_retransmission": p.gossip_retransmission,
-        "fanout_ttl_ns": p.fanout_ttl,
-        "seen_ttl_ns": p.seen_ttl,
-        "flood_publish": p.flood_publish,
-        "prune_backoff_ns": p.prune_backoff,
-        "unsubscribe_backoff_ns": p.unsubscribe_backoff,
+        **protocol_params(p),
         "graft_flood_threshold_ns": p.graft_flood_threshold,
         "opportunistic_graft_ticks": p.opportunistic_graft_ticks,
         "opportunistic_graft_peers": p.opportunistic_graft_peers,
-        "max_ihave_length": p.max_ihave_length,
-        "max_ihave_messages": p.max_ihave_messages,
-        "iwant_followup_ns": p.iwant_followup_time,
-        "idontwant_threshold": int(p.idontwant_threshold),
-        "peer_outbound_queue": p.peer_outbound_queue,
-        "validate_queue": p.validate_queue,
-        "signing": p.signing,
-        "message_id": p.message_id,
     }
 
 

@@ -42,6 +42,45 @@ pub fn config(
     Config::from_json(&value.to_string()).expect("valid config")
 }
 
+/// `base` with `patch` merged in (objects key by key, anything else replaced).
+pub fn merged(mut base: Value, patch: Value) -> Value {
+    merge(&mut base, patch);
+    base
+}
+
+/// rust-libp2p's default score parameters (go ships none), with a behaviour-penalty
+/// decay slow enough that a penalty can still be read a heartbeat later.
+pub fn score_params() -> Value {
+    json!({
+        "gossip_threshold": -10.0, "publish_threshold": -50.0, "graylist_threshold": -80.0,
+        "accept_px_threshold": 10.0, "opportunistic_graft_threshold": 20.0,
+        "topic_score_cap": 3600.0, "topic_weight": 0.5,
+        "time_in_mesh_weight": 1.0, "time_in_mesh_quantum_ns": S, "time_in_mesh_cap": 3600.0,
+        "first_message_deliveries_weight": 1.0, "first_message_deliveries_decay": 0.5,
+        "first_message_deliveries_cap": 2000.0,
+        "mesh_message_deliveries_weight": -1.0, "mesh_message_deliveries_decay": 0.5,
+        "mesh_message_deliveries_threshold": 20.0, "mesh_message_deliveries_cap": 100.0,
+        "mesh_message_deliveries_activation_ns": 3600 * S, "mesh_message_deliveries_window_ns": 10 * MS,
+        "mesh_failure_penalty_weight": -1.0, "mesh_failure_penalty_decay": 0.5,
+        "invalid_message_deliveries_weight": -1.0, "invalid_message_deliveries_decay": 0.3,
+        "behaviour_penalty_weight": -10.0, "behaviour_penalty_threshold": 0.0,
+        "behaviour_penalty_decay": 0.99, "decay_interval_ns": S, "decay_to_zero": 0.01,
+        "graft_flood_threshold_ns": 10 * S, "opportunistic_graft_ticks": 60,
+        "opportunistic_graft_peers": 2
+    })
+}
+
+/// One schedule after the other; the second's batches are numbered after the first's.
+pub fn then(mut first: Schedule, second: Schedule) -> Schedule {
+    let offset = first.batch.iter().max().map_or(0, |b| b + 1);
+    first.t_intended_ns.extend(second.t_intended_ns);
+    first.publisher.extend(second.publisher);
+    first.size.extend(second.size);
+    first.topic.extend(second.topic);
+    first.batch.extend(second.batch.iter().map(|b| b + offset));
+    first
+}
+
 fn merge(base: &mut Value, patch: Value) {
     match (base, patch) {
         (Value::Object(b), Value::Object(p)) => {
