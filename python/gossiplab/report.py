@@ -84,6 +84,7 @@ def _sections(summary: Mapping[str, Any], plots: list[Plot], scenario: str) -> l
         if title == DROPS and summary["drops"]["by_kind"]:
             blocks.append(_drops_table(summary))
         sections.append(Section(title, blocks))
+    sections += _testbed_sections(summary)
     sections.append(
         Section(
             "Traffic by kind",
@@ -104,6 +105,44 @@ def _sections(summary: Mapping[str, Any], plots: list[Plot], scenario: str) -> l
             ],
         )
     )
+    return sections
+
+
+def _testbed_sections(summary: Mapping[str, Any]) -> list[Section]:
+    """Testbed runs: the host's warnings, and where the nodes' CPU went (pprof)."""
+    testbed = summary.get("run", {}).get("testbed")
+    if not isinstance(testbed, Mapping):
+        return []
+    sections = []
+    warnings = testbed.get("warnings") or []
+    if warnings:
+        text = "A saturated host measures the host, not the protocol: read the numbers with these."
+        rows = [[str(w)] for w in warnings]
+        sections.append(Section("Testbed warnings", [Text(text), Table(["warning"], rows)]))
+    profile = testbed.get("profile")
+    if isinstance(profile, Mapping) and profile.get("top"):
+        caption = (
+            f"CPU profiles of {profile['profiles']} nodes over the measured interval "
+            f"({profile['cpu_s']:.2f} s of CPU), top functions by flat share (time in the "
+            "function itself) with their cumulative share (including what they call). "
+            "The raw profiles are in testbed/ for `go tool pprof`."
+        )
+        top = [
+            [row["function"], f"{row['flat_share']:.1%}", f"{row['cum_share']:.1%}"]
+            for row in profile["top"]
+        ]
+        layers = [[name, f"{share:.1%}"] for name, share in profile.get("layers", {}).items()]
+        sections.append(
+            Section(
+                "Where the nodes' CPU went",
+                [
+                    Text(caption),
+                    Table(["function", "flat", "cumulative"], top),
+                    Text("By layer (flat share): signing and hashing, muxer, router..."),
+                    Table(["layer", "flat"], layers),
+                ],
+            )
+        )
     return sections
 
 
