@@ -116,3 +116,49 @@ def test_clean_leaves_a_live_run_alone() -> None:
         assert name in list_namespaces()
     finally:
         subprocess.run(["ip", "netns", "delete", name], check=False)
+
+
+def test_twenty_interrupted_runs_leave_nothing_behind(tmp_path: Path) -> None:
+    """Runs stopped at varied moments, by Ctrl-C or SIGKILL, then one `gossiplab clean`."""
+    qdiscs_before = subprocess.run(
+        ["tc", "qdisc", "show"], capture_output=True, text=True, check=True
+    ).stdout
+    links_before = subprocess.run(
+        ["ip", "-o", "link", "show"], capture_output=True, text=True, check=True
+    ).stdout
+    pids = []
+    for i in range(20):
+        folder = tmp_path / f"run{i}"
+        folder.mkdir()
+        proc = start_orchestrator(folder)
+        pids.append(proc.pid)
+        # Some while the network is being built, some once the nodes run.
+        if i % 3 == 0:
+            time.sleep(0.3 + (0.1 * i) % 1.0)
+        else:
+            wait_for_nodes(proc.pid, 3)
+        proc.send_signal(signal.SIGINT if i % 2 == 0 else signal.SIGKILL)
+        proc.communicate(timeout=60)
+    result = CliRunner().invoke(app, ["clean"])
+    assert result.exit_code == 0, result.output
+    left = [name for pid in pids for name in of(pid)]
+    assert left == [], f"namespaces left behind: {left}"
+    links_after = subprocess.run(
+        ["ip", "-o", "link", "show"], capture_output=True, text=True, check=True
+    ).stdout
+    assert links_after.count("\n") == links_before.count("\n"), "veths left behind"
+    qdiscs_after = subprocess.run(
+        ["tc", "qdisc", "show"], capture_output=True, text=True, check=True
+    ).stdout
+    assert qdiscs_after == qdiscs_before
+    binary = str(ensure_binary())
+    survivors = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                first = (entry / "cmdline").read_bytes().split(b"\0")[0].decode(errors="replace")
+            except OSError:
+                continue
+            if first == binary:
+                survivors.append(int(entry.name))
+    assert survivors == [], "node or delay-stage processes survived"
