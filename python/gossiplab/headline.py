@@ -80,10 +80,40 @@ HEADLINE: tuple[Metric, ...] = (
         "bytes",
     ),
     _m("amplification", "Payload amplification", "traffic.amplification", "float"),
+    # Messages published together: time until the whole batch reached every node, and
+    # how many of a batch made it everywhere within the deadline (4 s).
+    _m(
+        "batch_completion_p50_ms",
+        "Batch completion p50 (ms)",
+        "batches.completion_ms.p50",
+        "ms",
+    ),
+    _m(
+        "batch_completion_max_ms",
+        "Batch completion max (ms)",
+        "batches.completion_ms.max",
+        "ms",
+    ),
+    _m(
+        "batch_within_deadline_mean",
+        "Messages of a batch everywhere within 4 s, mean",
+        "batches.delivered_within_deadline.mean",
+        "float",
+    ),
     _m("ihave_items", "IHAVE ids sent", "control.ihave", "count"),
     _m("iwant_items", "IWANT ids sent", "control.iwant", "count"),
     _m("graft_items", "GRAFTs sent", "control.graft", "count"),
     _m("prune_items", "PRUNEs sent", "control.prune", "count"),
+    _m("idontwant_items", "IDONTWANT ids sent", "control.idontwant", "count"),
+    _m(
+        "idontwant_saved",
+        "Transmissions saved by IDONTWANT",
+        "control.idontwant_transmissions_saved",
+        "count",
+    ),
+    _m("iannounce_items", "IANNOUNCEs sent", "control.iannounce", "count"),
+    _m("ineed_items", "INEEDs sent", "control.ineed", "count"),
+    _m("ineed_timeouts", "INEED timeouts", "control.ineed_timeouts", "count"),
     _m("drops_total", "Drops", "drops.total", "count"),
     _m("wall_time_s", "Wall time (s)", "run.wall_time_s", "seconds"),
 )
