@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from gossiplab.errors import ResultsError
 from gossiplab.tables import RunTables
 
 NS_PER_MS = 1_000_000
@@ -42,7 +43,9 @@ APPROXIMATION_METHOD = (
 
 def _require(frame: pl.DataFrame | None, name: str) -> pl.DataFrame:
     if frame is None:
-        raise ValueError(f"an aggregate-mode run needs its {name} table")
+        raise ResultsError(
+            f"the run has no deliveries table and no {name} table; re-run the scenario"
+        )
     return frame
 
 

@@ -539,8 +539,8 @@ impl Simulation {
         let now = self.now();
         self.messages[m.msg as usize].receipts += 1;
         self.sweep_seen(node);
+        let seen = self.seen_counting_duplicate(node, m.msg);
         let state = &self.nodes[node as usize];
-        let seen = state.seen.get(&m.msg).copied();
         let duplicate = seen.is_some() || state.validating.contains_key(&m.msg);
         if let Some(r) = &mut self.out.receipts {
             r.msg.push(m.msg);
@@ -551,7 +551,7 @@ impl Simulation {
         }
         let hop = m.hop.saturating_add(1);
         if let Some(seen) = seen {
-            self.count_duplicate(node, m.msg, seen);
+            self.count_duplicate(seen);
             self.score_duplicate(back, m.msg, seen);
             return;
         }
@@ -602,8 +602,8 @@ impl Simulation {
         if state.down {
             return; // validated by a node that is down: nobody will ever see it
         }
-        match state.seen.get(&msg).copied() {
-            Some(seen) => self.count_duplicate(node, msg, seen),
+        match self.seen_counting_duplicate(node, msg) {
+            Some(seen) => self.count_duplicate(seen),
             None => self.accept(node, back, msg, hop),
         }
     }
@@ -621,15 +621,20 @@ impl Simulation {
         }
     }
 
-    fn count_duplicate(&mut self, node: u32, msg: u32, seen: Seen) {
-        if seen.row == OWN {
-            return;
+    /// `node`'s seen entry for `msg`, if it has one; a copy arriving now is then a
+    /// duplicate, which aggregate mode counts in the entry (one lookup for both).
+    fn seen_counting_duplicate(&mut self, node: u32, msg: u32) -> Option<Seen> {
+        let aggregate = self.out.aggregates.is_some();
+        let seen = self.nodes[node as usize].seen.get_mut(&msg)?;
+        if aggregate && seen.row != OWN {
+            seen.dups += 1;
         }
-        if self.out.aggregates.is_some() {
-            if let Some(s) = self.nodes[node as usize].seen.get_mut(&msg) {
-                s.dups += 1;
-            }
-        } else {
+        Some(*seen)
+    }
+
+    /// Full mode: count a duplicate in the first receipt's row.
+    fn count_duplicate(&mut self, seen: Seen) {
+        if seen.row != OWN && self.out.aggregates.is_none() {
             self.out.deliveries.duplicates[seen.row as usize] += 1;
         }
     }
