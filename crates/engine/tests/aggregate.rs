@@ -250,15 +250,11 @@ fn peak_state(count: u32, mode: &str) -> LiveState {
 }
 
 fn peak_state_with(count: u32, mode: &str, features: Value) -> LiveState {
-    let mut patch = json!({
+    let base = json!({
         "protocol": {"seen_ttl_ns": 5 * S},
         "output": {"receipts": false, "mode": mode}
     });
-    for (section, fields) in features.as_object().unwrap() {
-        for (k, v) in fields.as_object().unwrap() {
-            patch[section][k] = v.clone();
-        }
-    }
+    let patch = merged(base, features);
     let end = u64::from(count) * 100 * MS + 10 * S;
     let c = config(20, "gossipsub", 10 * MS, end, 3, patch);
     let schedule = Schedule {
@@ -329,10 +325,11 @@ fn validation_idontwant_announcements_and_promises_stay_flat_too() {
     // (v1.2, messages above the threshold), announcements being fetched (v2.0), IWANT
     // promises (scoring) and replies (losses delay copies past the IHAVEs), over 1,000
     // and 3,000 messages.
-    let features = with_score(json!({
+    let features = json!({
         "network": {"cpu_per_message_ns": vec![2 * MS; 20], "loss": 0.05},
-        "protocol": {"version": "2.0", "D_announce": 3, "idontwant_threshold": 100}
-    }));
+        "protocol": {"version": "2.0", "D_announce": 3, "idontwant_threshold": 100,
+                     "score": score_params()}
+    });
     let short = peak_state_with(1_000, "aggregate", features.clone());
     let long = peak_state_with(3_000, "aggregate", features);
     for (name, s, l) in [
@@ -348,27 +345,4 @@ fn validation_idontwant_announcements_and_promises_stay_flat_too() {
     no_growth("seen", short.seen, long.seen, 0);
     no_growth("rpc_slots", short.rpc_slots, long.rpc_slots, 20);
     no_growth("events", short.events, long.events, 50);
-}
-
-/// Peer scoring with go's shape of parameters (as in protocol_rules.rs).
-fn with_score(mut features: Value) -> Value {
-    features["protocol"]["score"] = json!({
-        "gossip_threshold": -10.0, "publish_threshold": -50.0, "graylist_threshold": -80.0,
-        "accept_px_threshold": 10.0, "opportunistic_graft_threshold": 20.0,
-        "topic_score_cap": 3600.0, "topic_weight": 0.5,
-        "time_in_mesh_weight": 1.0, "time_in_mesh_quantum_ns": S, "time_in_mesh_cap": 3600.0,
-        "first_message_deliveries_weight": 1.0, "first_message_deliveries_decay": 0.5,
-        "first_message_deliveries_cap": 2000.0,
-        "mesh_message_deliveries_weight": -1.0, "mesh_message_deliveries_decay": 0.5,
-        "mesh_message_deliveries_threshold": 20.0, "mesh_message_deliveries_cap": 100.0,
-        "mesh_message_deliveries_activation_ns": 3600 * S,
-        "mesh_message_deliveries_window_ns": 10 * MS,
-        "mesh_failure_penalty_weight": -1.0, "mesh_failure_penalty_decay": 0.5,
-        "invalid_message_deliveries_weight": -1.0, "invalid_message_deliveries_decay": 0.3,
-        "behaviour_penalty_weight": -10.0, "behaviour_penalty_threshold": 0.0,
-        "behaviour_penalty_decay": 0.99, "decay_interval_ns": S, "decay_to_zero": 0.01,
-        "graft_flood_threshold_ns": 10 * S, "opportunistic_graft_ticks": 60,
-        "opportunistic_graft_peers": 2
-    });
-    features
 }
