@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from gossiplab.errors import ScenarioError
 from gossiplab.runner import run
 from gossiplab.scenario import parse_scenario
 
@@ -112,3 +113,13 @@ def test_a_slow_node_relays_late(tmp_path: Path) -> None:
     # the slow node 18 ms more.
     assert fast["dissemination_ms"]["max"] == pytest.approx(24.0)
     assert slow["dissemination_ms"]["max"] == pytest.approx(42.0)
+
+
+def test_direct_peers_reach_the_engine_and_must_be_neighbours(tmp_path: Path) -> None:
+    line = {"topology": {"kind": "line", "nodes": 4}, "workload": {"messages": 5}}
+    ok = parse_scenario({**line, "protocol": {"direct_peers": [[0, 1]]}}, base_dir=tmp_path)
+    assert run(ok, tmp_path / "ok").summary["delivery"]["ratio"] == 1.0
+    bad = parse_scenario({**line, "protocol": {"direct_peers": [[0, 2]]}}, base_dir=tmp_path)
+    with pytest.raises(ScenarioError) as caught:
+        run(bad, tmp_path / "bad")
+    assert [p.path for p in caught.value.problems] == ["protocol.direct_peers[0]"]

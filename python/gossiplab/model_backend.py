@@ -145,6 +145,7 @@ def engine_config(s: Scenario, nodes: int, end_ns: int) -> dict[str, Any]:
             "backoff_slack_ticks": p.backoff_slack_ticks,
             "topic_name_len": TOPIC_NAME_LENGTH,
             "D_announce": p.D_announce,
+            "direct_peers": [tuple(pair) for pair in p.direct_peers],
             "ineed_timeout_ns": p.ineed_timeout,
             "score": _score_config(s),
         },
@@ -163,9 +164,23 @@ def _le(array: np.ndarray, dtype: str) -> bytes:
     return np.ascontiguousarray(array, dtype=np.dtype(dtype).newbyteorder("<")).tobytes()
 
 
+def check_direct_peers(s: Scenario, topology: Topology) -> None:
+    """Direct peers are configured on existing connections only."""
+    connected = {tuple(sorted(edge)) for edge in topology.edges.tolist()}
+    problems = []
+    for i, (a, b) in enumerate(s.protocol.direct_peers):
+        if (min(a, b), max(a, b)) not in connected:
+            message = f"nodes {a} and {b} are not connected in the topology"
+            hint = "list pairs of neighbours (see the topology's edges)"
+            problems.append(Problem(f"protocol.direct_peers[{i}]", message, hint))
+    if problems:
+        raise ScenarioError(problems)
+
+
 def start_engine(s: Scenario, topology: Topology, schedule: Schedule, end_ns: int) -> Any:
     """A ready-to-run engine (`gossiplab._engine.Engine`)."""
     check_supported(s)
+    check_direct_peers(s, topology)
     config = engine_config(s, topology.nodes, end_ns)
     # Regions and class link quality become a latency and loss per edge and direction;
     # without them the engine draws latency from the config and applies network.loss.

@@ -854,6 +854,12 @@ class ProtocolConfig(_Section):
     validate_queue: int = Field(le=MAX_U32)
     signing: Literal["strict-sign", "strict-no-sign"]
     message_id: Literal["go", "ethereum"]
+    # v1.1 direct (explicit) peers: pairs of connected nodes that always forward every
+    # message to each other, never mesh or gossip with each other, and answer GRAFT
+    # with PRUNE (go's WithDirectPeers, configured on both ends).
+    direct_peers: list[
+        Annotated[list[Annotated[int, Field(ge=0)]], Field(min_length=2, max_length=2)]
+    ] = []
     score: ScoreConfig
 
     @model_validator(mode="before")

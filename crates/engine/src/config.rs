@@ -193,6 +193,9 @@ pub struct ProtocolConfig {
     /// announcer.
     #[serde(default)]
     pub ineed_timeout_ns: Time,
+    /// v1.1 direct peers: pairs of connected nodes that are explicit peers of each other.
+    #[serde(default)]
+    pub direct_peers: Vec<(u32, u32)>,
     /// Peer scoring; None = off, as in go without `WithPeerScore`.
     #[serde(default)]
     pub score: Option<ScoreConfig>,

@@ -77,6 +77,11 @@ impl Simulation {
             .then_some(seen.hop)
     }
 
+    /// The peer on `link` is a direct (explicit) peer: never meshed or gossiped with.
+    pub(crate) fn is_direct(&self, link: u32) -> bool {
+        self.link_direct[link as usize]
+    }
+
     fn in_mesh(&self, node: u32, topic: u16, link: u32) -> bool {
         self.nodes[node as usize].mesh[topic as usize].contains(&link)
     }
@@ -153,30 +158,35 @@ impl Simulation {
         if own && self.proto.flood_publish {
             let all = self
                 .topic_links(node, topic)
-                .filter(|&l| self.score(l) >= publish)
+                .filter(|&l| self.is_direct(l) || self.score(l) >= publish)
                 .collect();
             return (all, Route::Flood);
         }
+        // Direct peers in the topic get every message, besides the mesh or fanout.
+        let mut recipients: SmallVec<[u32; 32]> = self
+            .topic_links(node, topic)
+            .filter(|&l| self.is_direct(l))
+            .collect();
         if self.nodes[node as usize].is_subscribed(topic) {
-            let mesh = self.nodes[node as usize].mesh[topic as usize]
-                .iter()
-                .copied()
-                .collect();
-            return (mesh, Route::Mesh);
+            recipients.extend(
+                self.nodes[node as usize].mesh[topic as usize]
+                    .iter()
+                    .copied(),
+            );
+            return (recipients, Route::Mesh);
         }
         // Not in the topic: publish through fanout peers, chosen once and kept.
         let now = self.now();
         if self.nodes[node as usize].fanout[topic as usize].is_empty() {
-            let picked =
-                self.pick_topic_peers(node, topic, self.proto.D, |s, l| s.score(l) >= publish);
+            let picked = self.pick_topic_peers(node, topic, self.proto.D, |s, l| {
+                !s.is_direct(l) && s.score(l) >= publish
+            });
             self.nodes[node as usize].fanout[topic as usize] = picked.into_iter().collect();
         }
         let state = &mut self.nodes[node as usize];
         state.fanout_lastpub[topic as usize] = Some(now);
-        (
-            state.fanout[topic as usize].iter().copied().collect(),
-            Route::Fanout,
-        )
+        recipients.extend(state.fanout[topic as usize].iter().copied());
+        (recipients, Route::Fanout)
     }
 
     /// Decay the score counters of `node`'s peers for every decay interval that passed.
@@ -262,8 +272,8 @@ impl Simulation {
             let size = self.nodes[node as usize].mesh[topic as usize].len();
             if size < p.D_lo {
                 let picked = self.pick_topic_peers(node, topic, p.D - size, |s, l| {
-                    !(s.in_mesh(node, topic, l) || v11 && s.has_backoff(node, topic, l))
-                        && s.score(l) >= 0.0
+                    let taken = s.in_mesh(node, topic, l) || s.is_direct(l);
+                    !(taken || v11 && s.has_backoff(node, topic, l)) && s.score(l) >= 0.0
                 });
                 for link in picked {
                     self.mesh_add(node, topic, link);
@@ -303,6 +313,7 @@ impl Simulation {
                     let picked = self.pick_topic_peers(node, topic, p.D_out - outbound, |s, l| {
                         !s.in_mesh(node, topic, l)
                             && !s.has_backoff(node, topic, l)
+                            && !s.is_direct(l)
                             && s.links.outbound[l as usize]
                             && s.score(l) >= 0.0
                     });
@@ -329,6 +340,7 @@ impl Simulation {
                         let picked = self.pick_topic_peers(node, topic, count, |s, l| {
                             !s.in_mesh(node, topic, l)
                                 && !s.has_backoff(node, topic, l)
+                                && !s.is_direct(l)
                                 && s.score(l) > median
                         });
                         for link in picked {
@@ -365,7 +377,7 @@ impl Simulation {
             if fanout.len() < p.D {
                 let have = fanout.clone();
                 let picked = self.pick_topic_peers(node, topic, p.D - fanout.len(), |s, l| {
-                    !have.contains(&l) && s.score(l) >= thresholds.publish
+                    !have.contains(&l) && !s.is_direct(l) && s.score(l) >= thresholds.publish
                 });
                 fanout.extend(picked);
             }
@@ -442,7 +454,9 @@ impl Simulation {
         let gossip_threshold = self.thresholds().gossip;
         let mut peers: Vec<u32> = self
             .topic_links(node, topic)
-            .filter(|&l| !exclude.contains(&l) && self.score(l) >= gossip_threshold)
+            .filter(|&l| {
+                !exclude.contains(&l) && !self.is_direct(l) && self.score(l) >= gossip_threshold
+            })
             .collect();
         let v11 = self.version_at_least(Version::V1_1);
         let max_len = self.proto.max_ihave_length;
@@ -584,6 +598,11 @@ impl Simulation {
             let state = &self.nodes[node as usize];
             // Unknown topic: ignored, without PRUNE (spam hardening in go).
             if !state.is_subscribed(topic) || state.mesh[topic as usize].contains(&link) {
+                continue;
+            }
+            // A direct peer never joins the mesh (a non-reciprocal configuration in go).
+            if self.is_direct(link) {
+                prune.push(topic);
                 continue;
             }
             if v11 {

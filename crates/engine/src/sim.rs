@@ -205,6 +205,8 @@ pub struct Simulation {
     pub(crate) link_topics: Vec<u64>,
     /// IDONTWANT RPCs received on each link this heartbeat (go's `peerdontsend`).
     pub(crate) link_dontsend: Vec<u32>,
+    /// Links to a direct (explicit) peer, in both directions.
+    pub(crate) link_direct: Vec<bool>,
     pub(crate) partitions: Vec<Partition>,
     /// IHAVE RPCs received on each link this heartbeat (go's `peerhave`).
     pub(crate) link_peerhave: Vec<u32>,
@@ -312,6 +314,14 @@ impl Simulation {
             ..Default::default()
         };
         let link_count = links.len();
+        let mut link_direct = vec![false; link_count];
+        for &(a, b) in &config.protocol.direct_peers {
+            let (Some(ab), Some(ba)) = (links.find(a, b), links.find(b, a)) else {
+                return Err(format!("direct peers {a} and {b} are not connected"));
+            };
+            link_direct[ab as usize] = true;
+            link_direct[ba as usize] = true;
+        }
         let mut sim = Self {
             wire: WireSizes::new(&proto),
             transport: Transport::new(n as usize, link_count),
@@ -331,6 +341,7 @@ impl Simulation {
             link_topics: vec![0; link_count],
             link_peerhave: vec![0; link_count],
             link_dontsend: vec![0; link_count],
+            link_direct,
             partitions: partitions(config),
             link_iasked: vec![0; link_count],
             messages,
@@ -518,7 +529,8 @@ impl Simulation {
         let control = (!rpc.control.is_empty()).then(|| std::mem::take(&mut rpc.control));
         self.rpcs.free(rpc_id);
         // A graylisted peer's messages and control are ignored; its subscriptions count.
-        if self.scores.is_some() && self.score(back) < self.thresholds().graylist {
+        let direct = self.link_direct[back as usize];
+        if self.scores.is_some() && !direct && self.score(back) < self.thresholds().graylist {
             if !msgs.is_empty() || control.is_some() {
                 self.count_drop(receiver, sender, Kind::Payload, "graylisted");
             }
@@ -777,10 +789,12 @@ impl Simulation {
             if Some(link) == from || self.links.peer[link as usize] == publisher {
                 continue;
             }
-            if route != Route::Flood && self.unwanted(node, link, msg) {
+            // Direct peers always get the full message, IDONTWANT or not.
+            let direct = self.link_direct[link as usize];
+            if route != Route::Flood && !direct && self.unwanted(node, link, msg) {
                 continue;
             }
-            if route == Route::Mesh && self.announce_instead(node, own) {
+            if route == Route::Mesh && !direct && self.announce_instead(node, own) {
                 self.send_announce(node, link, msg);
                 continue;
             }

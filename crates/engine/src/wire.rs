@@ -148,6 +148,7 @@ mod tests {
             idontwant_threshold: 1024,
             D_announce: 0,
             ineed_timeout_ns: 400_000_000,
+            direct_peers: Vec::new(),
             score: None,
         }
     }

@@ -333,3 +333,52 @@ fn first_deliveries_raise_the_senders_score() {
         "node 1 delivered nothing first to node 0"
     );
 }
+
+#[test]
+fn a_direct_peer_gets_every_message_but_never_joins_the_mesh() {
+    // A star whose center keeps a mesh of 4 leaves (D_lo = D = D_hi = 4, leaves dial
+    // in); leaf 1 is a direct peer of the center on both ends.
+    let leaves = 12;
+    let edges: Vec<(u32, u32)> = (1..=leaves).map(|i| (i, 0)).collect();
+    let patch =
+        json!({"protocol": {"D": 4, "D_lo": 4, "D_hi": 4, "D_out": 0, "direct_peers": [[0, 1]]}});
+    let c = config(leaves + 1, "gossipsub", 10 * MS, 30 * S, 2, patch);
+    let mut sim = Simulation::new(&c, &edges, &messages(0, 5 * S, 100 * MS, 20, 100)).unwrap();
+    sim.run_until(5 * S);
+    assert!(!sim.mesh_peers(0, 0).contains(&1) && !sim.mesh_peers(1, 0).contains(&0));
+    assert_eq!(sim.mesh_peers(0, 0).len(), 4);
+    let leaf_grafts = received(&sim, 0, Kind::Graft);
+    // A GRAFT from the direct peer is answered with PRUNE.
+    let prunes_before = received(&sim, 1, Kind::Prune);
+    sim.inject(
+        1,
+        0,
+        Control {
+            graft: vec![0],
+            ..Control::default()
+        },
+    );
+    sim.run();
+    assert_eq!(received(&sim, 1, Kind::Prune), prunes_before + 1);
+    assert!(!sim.mesh_peers(0, 0).contains(&1));
+    assert!(received(&sim, 0, Kind::Graft) > leaf_grafts);
+    // Every message reached leaf 1 straight from the center, one link away.
+    let d = &sim.output().deliveries;
+    let direct: Vec<u64> = (0..d.len())
+        .filter(|&i| d.node[i] == 1)
+        .map(|i| d.t_ns[i] as u64 - (5 * S + u64::from(d.msg[i]) * 100 * MS))
+        .collect();
+    assert_eq!(direct, vec![10 * MS; 20]);
+    // And the center never gossiped to it: IHAVE only ever went to non-mesh, non-direct leaves.
+    assert_eq!(received(&sim, 1, Kind::Ihave), 0);
+}
+
+#[test]
+fn direct_peers_must_be_connected() {
+    let patch = json!({"protocol": {"direct_peers": [[0, 2]]}});
+    let c = config(3, "gossipsub", MS, S, 1, patch);
+    let err = Simulation::new(&c, &line(3), &Schedule::default())
+        .err()
+        .unwrap();
+    assert!(err.contains("not connected"), "{err}");
+}

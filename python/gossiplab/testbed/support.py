@@ -13,6 +13,11 @@ def unsupported_features(s: Scenario) -> list[Problem]:
     if s.faults:
         message = "faults are not run by the testbed yet"
         problems.append(Problem("faults", message, 'remove them, or use backend = "model"'))
+    if s.protocol.direct_peers:
+        message = "direct peers are not configured on the testbed's nodes yet"
+        problems.append(
+            Problem("protocol.direct_peers", message, 'remove them, or use backend = "model"')
+        )
     if s.output.mode != "full":
         problems.append(Problem("output.mode", f"'{s.output.mode}' is not supported", 'use "full"'))
     if s.topology.nodes > MAX_NODES:
