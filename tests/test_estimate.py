@@ -49,3 +49,10 @@ def test_a_run_that_does_not_fit_is_refused_with_the_estimate_and_a_way_out() ->
 def test_a_run_that_fits_passes() -> None:
     check_fits(Estimate(GIB, 10**6, 10**7, 4.0), available=16 * GIB)
     check_fits(Estimate(GIB, 10**6, 10**7, 4.0), available=None)
+
+
+def test_a_run_that_would_take_days_is_refused_with_the_estimate() -> None:
+    days = Estimate(memory_bytes=GIB, deliveries=10**9, events=10**12, seconds=4e5)
+    with pytest.raises(ScenarioError) as caught:
+        check_fits(days, available=16 * GIB)
+    assert "111 hours" in str(caught.value) and "fewer nodes" in str(caught.value)

@@ -32,6 +32,8 @@ BASELINE = 300 * 2**20
 CHUNK = 16 * 1024
 # Events per second the engine sustains on this machine kind (bench/RESULTS.md).
 EVENTS_PER_SECOND = 2.5e6
+# Longer than this is refused: a day of computing is a mistake more often than a plan.
+MAX_SECONDS = 24 * 3600
 # Use at most this share of the memory available now.
 MEMORY_HEADROOM = 0.9
 # Aggregate output mode (no first-receipt rows): per message, the engine's schedule entry
@@ -107,17 +109,27 @@ def available_memory() -> int | None:
 
 
 def check_fits(e: Estimate, available: int | None) -> None:
-    """Refuse a run that would not fit in memory, saying by how much and how to shrink it."""
-    if available is None or e.memory_bytes <= available * MEMORY_HEADROOM:
-        return
-    gib = 2**30
-    message = (
-        f"this run needs about {e.memory_bytes / gib:.1f} GiB "
-        f"({e.deliveries:,} first receipts to record) but this machine has "
-        f"{available / gib:.1f} GiB available"
-    )
-    hint = (
-        "shrink it: fewer messages (workload.messages, or rate × duration), fewer nodes "
-        '(topology.nodes), output.receipts = false, or output.mode = "aggregate"'
-    )
-    raise ScenarioError([Problem("workload.messages", message, hint)])
+    """Refuse a run that would not fit in memory or would run for days, saying by how much
+    and how to shrink it."""
+    problems = []
+    if available is not None and e.memory_bytes > available * MEMORY_HEADROOM:
+        gib = 2**30
+        message = (
+            f"this run needs about {e.memory_bytes / gib:.1f} GiB "
+            f"({e.deliveries:,} first receipts to record) but this machine has "
+            f"{available / gib:.1f} GiB available"
+        )
+        hint = (
+            "shrink it: fewer messages (workload.messages, or rate × duration), fewer nodes "
+            '(topology.nodes), output.receipts = false, or output.mode = "aggregate"'
+        )
+        problems.append(Problem("workload.messages", message, hint))
+    if e.seconds > MAX_SECONDS:
+        message = (
+            f"this run would take about {e.seconds / 3600:,.0f} hours "
+            f"({e.events:,} events at about {EVENTS_PER_SECOND / 1e6:.1f} million a second)"
+        )
+        hint = "shrink it: fewer nodes, fewer messages, or a shorter workload.duration"
+        problems.append(Problem("workload.messages", message, hint))
+    if problems:
+        raise ScenarioError(problems)
