@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from gossiplab import aggregates
-from gossiplab.drawing import ACCENT, BAR, new_figure, save, thinned_ranks
+from gossiplab.drawing import ACCENT, new_figure, save, thinned_ranks
 from gossiplab.tables import RunTables
 
 NS_PER_MS = 1e6
@@ -48,30 +48,4 @@ def receipt_latency_cdf(tables: RunTables, summary: Mapping[str, Any], path: Pat
     )
     axes.set_xlabel("time from publish to a node's first receipt (ms, within 0.4 %)")
     axes.set_ylabel("fraction of first receipts")
-    return save(figure, path)
-
-
-def duplicates_histogram(tables: RunTables, path: Path) -> Path | None:
-    histogram = tables.duplicates_histogram
-    if histogram is None or histogram.is_empty():
-        return None
-    figure, axes = new_figure()
-    axes.bar(histogram["duplicates"].to_numpy(), histogram["pairs"].to_numpy(), color=BAR)
-    axes.set_title("Duplicate copies a node received after its first copy of a message")
-    axes.set_xlabel("duplicates per node per message")
-    axes.set_ylabel("message × node pairs")
-    return save(figure, path)
-
-
-def duplicates_per_node(tables: RunTables, path: Path) -> Path | None:
-    per_node = aggregates.duplicates_per_node(tables).sort("mean", descending=True)
-    if per_node.is_empty():
-        return None
-    figure, axes = new_figure()
-    ranks = np.arange(per_node.height)
-    axes.bar(ranks, per_node["mean"].to_numpy(), width=1.0, color=BAR)
-    axes.set_xlim(-0.5, per_node.height - 0.5)
-    axes.set_title("Mean duplicates per message received, per node (ranked)")
-    axes.set_xlabel(f"nodes, ranked by duplicates ({per_node.height:,} nodes received messages)")
-    axes.set_ylabel("duplicates per message")
     return save(figure, path)

@@ -47,10 +47,8 @@ from gossiplab.sweep import (
     SweepProgress,
     check_unique_folders,
     folder_name,
-    points_table,
-    run_points,
+    run_and_tabulate,
     value_text,
-    write_points_table,
 )
 
 CAMPAIGN_FILE = "campaign.toml"
@@ -391,7 +389,7 @@ def run_campaign(
     target.mkdir(parents=True, exist_ok=True)
     replace_file(target / CAMPAIGN_FILE, plan.text)
     replace_file(target / BASE_FILE, plan.base.read_text(encoding="utf-8"))
-    results = run_points(
+    results, _ = run_and_tabulate(
         plan.points,
         target,
         workers=workers,
@@ -399,9 +397,6 @@ def run_campaign(
         force=force,
         progress=progress,
     )
-    if progress is not None:
-        progress.writing_report()
-    write_points_table(target, points_table(results))
     table = series_table(plan, results)
     replace_file(target / SERIES_CSV, table.write_csv())
     replace_file(target / SERIES_MD, series_markdown(table, plan.parameters))

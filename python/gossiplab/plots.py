@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from gossiplab import aggregate_plots
+from gossiplab import aggregate_plots, aggregates
 from gossiplab.drawing import (
     BAR,
     bin_count,
@@ -177,12 +177,13 @@ def max_hop_bars(data: RunData, path: Path) -> Path | None:
 
 
 def duplicates_histogram(data: RunData, path: Path) -> Path | None:
+    # (duplicates, pairs): kept by the engine in aggregate mode, counted from rows otherwise.
     if data.measured.aggregate:
-        return aggregate_plots.duplicates_histogram(data.tables, path)
-    counts = (
-        data.measured.first_receipts["duplicates"].value_counts(name="pairs").sort("duplicates")
-    )
-    if counts.is_empty():
+        counts = data.tables.duplicates_histogram
+    else:
+        receipts = data.measured.first_receipts
+        counts = receipts["duplicates"].value_counts(name="pairs").sort("duplicates")
+    if counts is None or counts.is_empty():
         return None
     figure, axes = new_figure()
     axes.bar(counts["duplicates"].to_numpy(), counts["pairs"].to_numpy(), color=BAR)
@@ -193,13 +194,14 @@ def duplicates_histogram(data: RunData, path: Path) -> Path | None:
 
 
 def duplicates_per_node(data: RunData, path: Path) -> Path | None:
+    # (node, mean duplicates per message received), from either mode's data.
     if data.measured.aggregate:
-        return aggregate_plots.duplicates_per_node(data.tables, path)
-    per_node = (
-        data.measured.first_receipts.group_by("node")
-        .agg(mean=pl.col("duplicates").cast(pl.Float64).mean())
-        .sort("mean", descending=True)
-    )
+        per_node = aggregates.duplicates_per_node(data.tables)
+    else:
+        per_node = data.measured.first_receipts.group_by("node").agg(
+            mean=pl.col("duplicates").cast(pl.Float64).mean()
+        )
+    per_node = per_node.sort("mean", descending=True)
     if per_node.is_empty():
         return None
     figure, axes = new_figure()

@@ -265,6 +265,26 @@ def _assignment_column(key: str, values: list[Any]) -> pl.Series:
     return pl.Series(key, texts, pl.String)
 
 
+def run_and_tabulate(
+    points: Sequence[Point],
+    out_dir: Path,
+    *,
+    workers: int | None = None,
+    ray_address: str | None = None,
+    force: bool = False,
+    progress: SweepProgress | None = None,
+) -> tuple[list[PointResult], pl.DataFrame]:
+    """Run the points (see `run_points`), then write and return their points table."""
+    results = run_points(
+        points, out_dir, workers=workers, ray_address=ray_address, force=force, progress=progress
+    )
+    if progress is not None:
+        progress.writing_report()
+    table = points_table(results)
+    write_points_table(out_dir, table)
+    return results, table
+
+
 def write_points_table(out_dir: Path, table: pl.DataFrame) -> None:
     """points.parquet and points.csv, each replaced atomically."""
     for name, write in (
@@ -319,7 +339,7 @@ def run_sweep(
         raise SweepError(f"{target} exists and is not a folder; choose another -o")
     target.mkdir(parents=True, exist_ok=True)
     replace_file(target / SWEEP_FILE, plan.text)
-    results = run_points(
+    results, table = run_and_tabulate(
         plan.points,
         target,
         workers=workers,
@@ -327,9 +347,5 @@ def run_sweep(
         force=force,
         progress=progress,
     )
-    if progress is not None:
-        progress.writing_report()
-    table = points_table(results)
-    write_points_table(target, table)
     report = render_sweep_report(target, plan, results, table)
     return SweepOutcome(target, results, table, report)
