@@ -5,19 +5,22 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import networkx as nx
 import numpy as np
 import pytest
 
 from gossiplab.geography import (
     NO_GROUP,
-    edge_latency_ns,
-    edge_loss,
+    engine_placement,
     exact_counts,
     node_resources,
     nodes_table,
     place_nodes,
 )
+from gossiplab.model_backend import run_model
 from gossiplab.scenario import Scenario, parse_scenario
+from gossiplab.topology import build_topology
+from gossiplab.workload import build_schedule, end_time_ns
 
 HERE = Path(__file__).parent
 MS = 1_000_000
@@ -152,35 +155,56 @@ def test_class_presets_set_bandwidth_and_the_nodes_table_says_so() -> None:
     assert table["region"].to_list() == [""] * 10
 
 
-def test_edge_latency_adds_both_ends_classes_to_the_region_matrix() -> None:
-    s = scenario(
-        regions=TWO_REGIONS,
-        classes=[
-            {"name": "near", "share": 0.5, "added_latency": "5ms"},
-            {"name": "far", "share": 0.5, "added_latency": "40ms"},
-        ],
+def _first_receipt_ms(s: Scenario) -> dict[int, float]:
+    """Receiver -> ms from publication to first receipt of node 0's one message."""
+    topology = build_topology(s)
+    schedule = build_schedule(s, topology.nodes)
+    tables = run_model(s, topology, schedule, end_time_ns(s, schedule)).tables
+    assert tables.deliveries is not None
+    published = tables.publishes["t_publish_ns"][0]
+    return {
+        node: (t - published) / MS
+        for node, t in tables.deliveries.select("node", "t_ns").iter_rows()
+    }
+
+
+def test_link_latency_adds_both_ends_classes_to_the_region_matrix() -> None:
+    # Floodsub on a full graph, no bandwidth or CPU cost: a receiver's first copy takes
+    # the fastest path, which with an asymmetric matrix may have two hops.
+    s = parse_scenario(
+        {
+            "topology": {"kind": "full", "nodes": 4},
+            "protocol": {"name": "floodsub"},
+            "workload": {"messages": 1, "publishers": [0], "size": "100B"},
+            "network": {
+                "regions": TWO_REGIONS,
+                "classes": [
+                    {"name": "near", "share": 0.5, "added_latency": "5ms"},
+                    {"name": "far", "share": 0.5, "added_latency": "40ms"},
+                ],
+            },
+        },
+        HERE,
     )
     placement = place_nodes(s, 4)
-    edges = np.array([[0, 1], [1, 2], [2, 3], [3, 0]], dtype=np.uint32)
-    latency = edge_latency_ns(s, placement, edges)
-    assert latency is not None
     matrix = [[1, 30], [70, 2]]
     added = [5, 40]
-    for i, (a, b) in enumerate(edges.tolist()):
-        ra, rb = placement.region[a], placement.region[b]
-        both = added[placement.node_class[a]] + added[placement.node_class[b]]
-        assert latency[2 * i] == (matrix[ra][rb] + both) * MS
-        assert latency[2 * i + 1] == (matrix[rb][ra] + both) * MS
+    graph = nx.DiGraph()
+    for a in range(4):
+        for b in range(4):
+            if a != b:
+                ra, rb = placement.region[a], placement.region[b]
+                both = added[placement.node_class[a]] + added[placement.node_class[b]]
+                graph.add_edge(a, b, weight=matrix[ra][rb] + both)
+    expected = nx.single_source_dijkstra_path_length(graph, 0)
+    received = _first_receipt_ms(s)
+    assert received == pytest.approx({n: float(expected[n]) for n in (1, 2, 3)})
 
 
-def test_edge_arrays_only_when_needed() -> None:
-    edges = np.array([[0, 1]], dtype=np.uint32)
+def test_placement_goes_to_the_engine_only_when_needed() -> None:
     plain = scenario(latency="10ms", loss=0.01)
-    placement = place_nodes(plain, 2)
-    assert edge_latency_ns(plain, placement, edges) is None
-    assert edge_loss(plain, placement, edges) is None
+    assert engine_placement(plain, place_nodes(plain, 2)) is None
     # Class latency on a constant base: 10 + 20 + 20 ms; loss 0.01 + 0.001 + 0.001.
     home = scenario(latency="10ms", loss=0.01, classes=[{"preset": "home", "share": 1.0}])
-    placement = place_nodes(home, 2)
-    assert edge_latency_ns(home, placement, edges).tolist() == [50 * MS, 50 * MS]  # type: ignore[union-attr]
-    assert edge_loss(home, placement, edges).tolist() == pytest.approx([0.012, 0.012])  # type: ignore[union-attr]
+    sent = engine_placement(home, place_nodes(home, 2))
+    assert sent == {"added_latency_ns": [20 * MS, 20 * MS], "added_loss": [0.001, 0.001]}

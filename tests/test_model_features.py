@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import polars as pl
 import pytest
 
 from gossiplab.errors import ScenarioError
@@ -123,3 +124,43 @@ def test_direct_peers_reach_the_engine_and_must_be_neighbours(tmp_path: Path) ->
     with pytest.raises(ScenarioError) as caught:
         run(bad, tmp_path / "bad")
     assert [p.path for p in caught.value.problems] == ["protocol.direct_peers[0]"]
+
+
+def _star_scenario(tmp_path: Path, leaves: int, **protocol: Any) -> dict[str, Any]:
+    edges = tmp_path / "star.txt"
+    edges.write_text("".join(f"0 {leaf}\n" for leaf in range(1, leaves + 1)))
+    return {
+        "seed": 3,
+        "topology": {"kind": "edges", "file": str(edges)},
+        "network": {"latency": "10ms"},
+        "workload": {"messages": 20, "rate": "5/s", "size": "1KiB", "warmup": "3s"},
+        "protocol": protocol,
+    }
+
+
+def test_peer_exchange_connects_the_leaves_a_hub_prunes(tmp_path: Path) -> None:
+    # 14 leaves graft the hub, whose heartbeat keeps D = 6 and prunes the rest with
+    # offers of its other topic peers: only leaves, none of which know each other.
+    data = _star_scenario(tmp_path, 14, peer_exchange=True)
+    result = run(parse_scenario(data, base_dir=tmp_path), tmp_path / "px")
+    opened = pl.read_parquet(tmp_path / "px" / "connections.parquet")
+    assert result.summary["control"]["px_connections"] == opened.height > 0
+    assert 0 not in opened["node"].to_list() + opened["peer"].to_list()
+    pairs = {tuple(sorted(pair)) for pair in opened.select("node", "peer").iter_rows()}
+    assert len(pairs) == opened.height, "a pair connects once"
+    assert opened["node"].n_unique() >= 14 - 6
+    assert result.summary["delivery"]["ratio"] == 1.0
+
+    plain = run(parse_scenario(_star_scenario(tmp_path, 14), base_dir=tmp_path), tmp_path / "no-px")
+    assert not (tmp_path / "no-px" / "connections.parquet").exists()
+    assert "px_connections" not in plain.summary["control"]
+
+
+def test_an_application_score_below_the_graylist_silences_a_publisher(tmp_path: Path) -> None:
+    # Every node scores node 5 at 10 x -100 = -1000 < graylist (-80): its RPCs are ignored.
+    score = {"enabled": True, "app_specific": [{"nodes": [5], "score": -100.0}]}
+    summary = summary_of(
+        tmp_path, "silenced", protocol={"score": score}, workload={"publishers": [5]}
+    )
+    assert summary["delivery"]["ratio"] == 0.0
+    assert summary["drops"]["by_kind"]["payload"]["graylisted"] > 0

@@ -417,8 +417,16 @@ RICH_SCENARIO: dict[str, Any] = {
             {"name": "fast", "share": 0.2, "upload": "1Gbit", "download": "1Gbit"},
             {"name": "slow", "share": 0.8, "upload": "10MiB/s", "download": "50Mbit"},
         ],
+        "shared_ips": [[7, 8, 9]],
     },
-    "protocol": {"version": 1.2, "preset": "rust-default", "D": 8, "D_hi": 14},
+    "protocol": {
+        "version": 1.2,
+        "preset": "rust-default",
+        "D": 8,
+        "D_hi": 14,
+        "peer_exchange": True,
+        "score": {"app_specific": [{"nodes": [3], "score": -5.0}]},
+    },
     "workload": {
         "rate": "12/min",
         "duration": "5min",
@@ -704,7 +712,9 @@ def test_random_top_level_tables_raise_only_scenario_errors(data: dict[str, Any]
 
 
 def test_reference_documents_every_field() -> None:
+    # docs/scenario.md, and the README's protocol parameter table it points to.
     reference = (REPO / "docs" / "scenario.md").read_text(encoding="utf-8")
+    reference += (REPO / "README.md").read_text(encoding="utf-8")
     resolved = parse_scenario(RICH_SCENARIO, HERE).model_dump(mode="json")
     other_forms = {"degree", "p", "k", "file", "mean", "std", "median", "sigma", "at"}
     fault_fields = {key for fault in RICH_SCENARIO["faults"] for key in fault}
@@ -713,7 +723,7 @@ def test_reference_documents_every_field() -> None:
     # A field is documented when it is named in code, as a [section], or in an example.
     forms = ("`{}`", "[{}]", ".{}]", "{} = ")
     missing = sorted(n for n in names if not any(f.format(n) in reference for f in forms))
-    assert not missing, f"docs/scenario.md does not mention {missing}"
+    assert not missing, f"docs/scenario.md and README.md do not mention {missing}"
 
 
 def test_reference_example_is_valid() -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -115,42 +116,25 @@ def _per_node_added(s: Scenario, placement: Placement, field: str, dtype: str) -
     return np.array([getattr(c, field) for c in classes], dtype=dtype)[placement.node_class]
 
 
-def _interleave(forward: np.ndarray, backward: np.ndarray) -> np.ndarray:
-    """The engine's per-direction layout: 2 i = edge i dialer -> listener, 2 i + 1 back."""
-    out = np.empty(2 * len(forward), dtype=forward.dtype)
-    out[0::2] = forward
-    out[1::2] = backward
-    return out
-
-
-def edge_latency_ns(s: Scenario, placement: Placement, edges: np.ndarray) -> np.ndarray | None:
-    """One-way latency per edge and direction, or None when the engine's model suffices."""
+def engine_placement(s: Scenario, placement: Placement) -> dict[str, Any] | None:
+    """What the engine needs to give any two nodes' link its latency and loss: the region
+    matrix and each node's region, and what each node's class adds (the link between a
+    and b gets matrix[a][b] + added[a] + added[b]). None when network.latency and
+    network.loss apply to every link."""
     net = s.network
-    if net.regions is None and not any(c.added_latency for c in net.classes):
+    has_class_quality = any(c.added_latency or c.added_loss for c in net.classes)
+    if net.regions is None and not has_class_quality:
         return None
-    dialer, listener = edges[:, 0], edges[:, 1]
+    added_latency = _per_node_added(s, placement, "added_latency", "u8")
+    added_loss = _per_node_added(s, placement, "added_loss", "f8")
+    config: dict[str, Any] = {
+        "added_latency_ns": added_latency.tolist(),
+        "added_loss": added_loss.tolist(),
+    }
     if net.regions is not None:
-        matrix = np.array(net.regions.latency, dtype=np.uint64)
-        forward = matrix[placement.region[dialer], placement.region[listener]]
-        backward = matrix[placement.region[listener], placement.region[dialer]]
-    else:
-        # The scenario refuses distributions here, so the base latency is a constant.
-        assert isinstance(net.latency, int)
-        forward = np.full(len(edges), net.latency, dtype=np.uint64)
-        backward = forward.copy()
-    added = _per_node_added(s, placement, "added_latency", "u8")
-    both_ends = added[dialer] + added[listener]
-    return _interleave(forward + both_ends, backward + both_ends)
-
-
-def edge_loss(s: Scenario, placement: Placement, edges: np.ndarray) -> np.ndarray | None:
-    """Segment loss per edge and direction, or None when network.loss applies everywhere."""
-    net = s.network
-    if not any(c.added_loss for c in net.classes):
-        return None
-    added = _per_node_added(s, placement, "added_loss", "f8")
-    loss = net.loss + added[edges[:, 0]] + added[edges[:, 1]]
-    return _interleave(loss, loss)
+        config["region"] = placement.region.tolist()
+        config["region_latency_ns"] = [list(row) for row in net.regions.latency]
+    return config
 
 
 def nodes_table(s: Scenario, nodes: int) -> pl.DataFrame:

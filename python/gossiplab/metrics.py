@@ -284,6 +284,8 @@ def compute_summary(tables: RunTables, run: Mapping[str, Any]) -> dict[str, Any]
         "control": {
             **{kind: traffic_by_kind[kind]["msgs_sent"] for kind in CONTROL_KINDS},
             **_protocol_counters(tables.drops),
+            # Connections opened by peer exchange, when it is on.
+            **({} if tables.connections is None else {"px_connections": tables.connections.height}),
         },
         "drops": _drops(tables.drops.filter(~pl.col("reason").is_in(list(COUNTER_REASONS)))),
         "batches": _batches(messages),

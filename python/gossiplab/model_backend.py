@@ -21,8 +21,7 @@ from gossiplab import _engine
 from gossiplab.errors import Problem, ScenarioError
 from gossiplab.faults import engine_faults
 from gossiplab.geography import (
-    edge_latency_ns,
-    edge_loss,
+    engine_placement,
     node_resources,
     nodes_table,
     place_nodes,
@@ -97,13 +96,8 @@ _SCORE_DURATIONS = (
 )
 # Score fields the engine has no use for: P5 (no application score), P6 (every node has
 # an address of its own) and retention (peers never disconnect in the model).
-_SCORE_UNUSED = (
-    "enabled",
-    "app_specific_weight",
-    "ip_colocation_factor_weight",
-    "ip_colocation_factor_threshold",
-    "retain_score",
-)
+# A down peer's score stays as long as the run in the model, so retain_score never acts.
+_SCORE_UNUSED = ("enabled", "retain_score")
 
 
 def _score_config(s: Scenario) -> dict[str, Any] | None:
@@ -125,6 +119,7 @@ def _score_config(s: Scenario) -> dict[str, Any] | None:
 def engine_config(s: Scenario, nodes: int, end_ns: int) -> dict[str, Any]:
     """The engine's configuration for scenario `s` (see crates/engine/src/config.rs)."""
     p = s.protocol
+    placement = place_nodes(s, nodes)
     return {
         "seed": s.seed,
         "nodes": nodes,
@@ -135,7 +130,9 @@ def engine_config(s: Scenario, nodes: int, end_ns: int) -> dict[str, Any]:
             "jitter_ns": s.network.jitter,
             "loss": s.network.loss,
             "initial_window_segments": s.network.initial_window,
-            **node_resources(s, nodes),
+            **node_resources(s, nodes, placement),
+            "placement": engine_placement(s, placement),
+            "shared_ips": s.network.shared_ips,
         },
         "protocol": {
             "router": p.name,
@@ -182,11 +179,6 @@ def start_engine(s: Scenario, topology: Topology, schedule: Schedule, end_ns: in
     check_supported(s)
     check_direct_peers(s, topology)
     config = engine_config(s, topology.nodes, end_ns)
-    # Regions and class link quality become a latency and loss per edge and direction;
-    # without them the engine draws latency from the config and applies network.loss.
-    placement = place_nodes(s, topology.nodes)
-    latency = edge_latency_ns(s, placement, topology.edges)
-    loss = edge_loss(s, placement, topology.edges)
     try:
         return _engine.Engine(
             json.dumps(config),
@@ -196,8 +188,6 @@ def start_engine(s: Scenario, topology: Topology, schedule: Schedule, end_ns: in
             _le(schedule.size, "u4"),
             _le(schedule.topic, "u2"),
             _le(schedule.batch, "u4"),
-            None if latency is None else _le(latency, "u8"),
-            None if loss is None else _le(loss, "f8"),
         )
     except ValueError as err:  # the engine's own invariants; Python checks come first
         raise ScenarioError([Problem("", f"the engine refused the scenario: {err}")]) from err
@@ -221,6 +211,8 @@ def run_model(
         if finished or t >= end_ns:
             break
     tables = replace(tables_from_engine(engine.tables()), nodes=nodes_table(s, topology.nodes))
+    if not s.protocol.peer_exchange:
+        tables = replace(tables, connections=None)
     return ModelRun(tables, engine.events, _engine.__version__)
 
 
@@ -271,5 +263,6 @@ def tables_from_engine(raw: dict[str, Any]) -> RunTables:
             {"kind": kinds, "reason": lambda names: pl.Series(names, dtype=pl.String)},
         ),
         receipts=receipts,
+        connections=_frame("connections", raw["connections"], {}),
         **aggregates,
     )

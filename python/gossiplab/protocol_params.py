@@ -38,4 +38,6 @@ def protocol_params(p: ProtocolConfig) -> dict[str, Any]:
         "validate_queue": p.validate_queue,
         "signing": p.signing,
         "message_id": p.message_id,
+        "peer_exchange": p.peer_exchange,
+        "prune_peers": p.prune_peers,
     }

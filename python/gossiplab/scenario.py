@@ -491,6 +491,9 @@ class NetworkConfig(_Section):
     initial_window: int = Field(default=10, ge=0, le=MAX_U32)
     regions: Annotated[RegionTable | None, BeforeValidator(_expand_region_preset)] = None
     classes: list[NodeClass] = []
+    # Groups of nodes behind one IP address each (every other node has its own): what
+    # peer scoring's IP colocation factor (P6) counts, e.g. a Sybil operator's nodes.
+    shared_ips: list[Annotated[list[Annotated[int, Field(ge=0)]], Field(min_length=2)]] = []
 
     @model_validator(mode="before")
     @classmethod
@@ -625,6 +628,9 @@ GO_DEFAULT: dict[str, Any] = {
     "validate_queue": 32,
     "signing": "strict-sign",
     "message_id": "go",
+    # v1.1 peer exchange: off unless WithPeerExchange(true); 16 peers per PRUNE.
+    "peer_exchange": False,
+    "prune_peers": 16,
 }
 
 # rust-libp2p gossipsub (config.rs): go's values except these.
@@ -700,8 +706,8 @@ RUST_SCORE: dict[str, Any] = {
     "mesh_failure_penalty_decay": 0.5,
     "invalid_message_deliveries_weight": -1.0,  # P4
     "invalid_message_deliveries_decay": 0.3,
-    "app_specific_weight": 10.0,  # P5; gossiplab's application score is always 0
-    "ip_colocation_factor_weight": -5.0,  # P6; each simulated node has its own IP
+    "app_specific_weight": 10.0,  # P5, of the scores in app_specific
+    "ip_colocation_factor_weight": -5.0,  # P6, of nodes sharing an IP (network.shared_ips)
     "ip_colocation_factor_threshold": 10.0,
     "behaviour_penalty_weight": -10.0,  # P7
     "behaviour_penalty_threshold": 0.0,
@@ -732,6 +738,13 @@ _Weight = Annotated[float, Field(description="multiplies its score term")]
 _Positive = Annotated[float, Field(ge=0)]
 _Negative = Annotated[float, Field(le=0)]
 _Decay = Annotated[float, Field(gt=0, lt=1, description="kept per decay_interval")]
+
+
+class AppScore(_Section):
+    """P5: every node gives `nodes` this application-specific score."""
+
+    nodes: list[Annotated[int, Field(ge=0)]] = Field(min_length=1)
+    score: float
 
 
 class ScoreConfig(_Section):
@@ -770,6 +783,9 @@ class ScoreConfig(_Section):
     decay_interval: Duration
     decay_to_zero: _Decay
     retain_score: Duration
+    # P5: the application's score of given nodes, the same at every node that scores them
+    # (go's AppSpecificScore callback); nodes not listed score 0.
+    app_specific: list[AppScore] = []
 
     @model_validator(mode="after")
     def _check(self) -> ScoreConfig:
@@ -860,6 +876,10 @@ class ProtocolConfig(_Section):
     direct_peers: list[
         Annotated[list[Annotated[int, Field(ge=0)]], Field(min_length=2, max_length=2)]
     ] = []
+    # v1.1 peer exchange (go's WithPeerExchange): a PRUNE carries up to prune_peers other
+    # topic peers, and the pruned node dials them if it trusts the pruner's score.
+    peer_exchange: bool
+    prune_peers: _Count
     score: ScoreConfig
 
     @model_validator(mode="before")
@@ -1457,8 +1477,36 @@ def _testbed_problems(s: Scenario) -> list[Problem]:
     return []
 
 
+def _node_list_problems(s: Scenario) -> list[Problem]:
+    """Node ids in shared_ips and app_specific exist; a node has one IP address."""
+    nodes = s.topology.nodes
+    problems: list[Problem] = []
+    owner: dict[int, int] = {}
+    for i, group in enumerate(s.network.shared_ips):
+        path = f"network.shared_ips[{i}]"
+        problems += _node_id_problems(path, group, nodes)
+        for node in group:
+            if node in owner:
+                message = f"node {node} is already behind the address of shared_ips[{owner[node]}]"
+                problems.append(Problem(path, message, "put each node in at most one group"))
+            owner.setdefault(node, i)
+    for i, entry in enumerate(s.protocol.score.app_specific):
+        problems += _node_id_problems(f"protocol.score.app_specific[{i}].nodes", entry.nodes, nodes)
+    return problems
+
+
+def _peer_exchange_problems(s: Scenario) -> list[Problem]:
+    p = s.protocol
+    if p.peer_exchange and (p.name != "gossipsub" or p.version == "1.0"):
+        message = "peer exchange is part of gossipsub v1.1 and later"
+        hint = 'set protocol.version = "1.1" or later, or peer_exchange = false'
+        return [Problem("protocol.peer_exchange", message, hint)]
+    return []
+
+
 def _cross_section_problems(s: Scenario) -> list[Problem]:
     problems = _workload_problems(s) + _fault_problems(s) + _backend_problems(s)
+    problems += _node_list_problems(s) + _peer_exchange_problems(s)
     return problems + _testbed_problems(s)
 
 

@@ -100,6 +100,15 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("duplicate", pa.bool_()),
         ]
     ),
+    # Connections opened during the run (peer exchange): when, who dialed, whom. Present
+    # when the scenario turns peer exchange on.
+    "connections": pa.schema(
+        [
+            ("t_ns", pa.int64()),
+            ("node", pa.uint32()),
+            ("peer", pa.uint32()),
+        ]
+    ),
     # Testbed only: one row per node and sample (cumulative CPU seconds, resident memory).
     "resources": pa.schema(
         [
@@ -186,7 +195,13 @@ AGGREGATE_TABLES: tuple[str, ...] = (
     "duplicates_histogram",
 )
 """What an aggregate-mode run has instead of deliveries."""
-OPTIONAL_TABLES: tuple[str, ...] = ("receipts", "resources", "nodes", *AGGREGATE_TABLES)
+OPTIONAL_TABLES: tuple[str, ...] = (
+    "receipts",
+    "connections",
+    "resources",
+    "nodes",
+    *AGGREGATE_TABLES,
+)
 
 # The same schemas as polars sees them, derived once so the two can never disagree.
 POLARS_SCHEMAS: dict[str, pl.Schema] = {
@@ -206,6 +221,7 @@ class RunTables:
     traffic: pl.DataFrame
     drops: pl.DataFrame
     receipts: pl.DataFrame | None = None
+    connections: pl.DataFrame | None = None
     resources: pl.DataFrame | None = None
     nodes: pl.DataFrame | None = None
     messages: pl.DataFrame | None = None

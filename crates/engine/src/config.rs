@@ -108,6 +108,32 @@ pub struct NetworkConfig {
     pub download_bps: Vec<u64>,
     /// Per-node CPU time to validate one received message.
     pub cpu_per_message_ns: Vec<Time>,
+    /// Where nodes are and what their access links add, for links between any two nodes:
+    /// connections opened during the run, and the initial ones unless the caller gives
+    /// per-edge values. None: latency drawn from `latency`, loss `loss`.
+    #[serde(default)]
+    pub placement: Option<Placement>,
+    /// Groups of nodes behind one IP address (peer scoring's P6); everyone else has an
+    /// address of their own.
+    #[serde(default)]
+    pub shared_ips: Vec<Vec<u32>>,
+}
+
+/// Per-node geography and access-link quality (the scenario's regions and classes).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Placement {
+    /// Region of each node (index into `region_latency_ns`); empty without regions, when
+    /// the base latency is drawn from `NetworkConfig::latency`.
+    #[serde(default)]
+    pub region: Vec<u32>,
+    /// One-way latency from region i to region j.
+    #[serde(default)]
+    pub region_latency_ns: Vec<Vec<Time>>,
+    /// Latency each node's access link adds to all its links.
+    pub added_latency_ns: Vec<Time>,
+    /// Segment loss each node's access link adds to all its links.
+    pub added_loss: Vec<f64>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
@@ -196,9 +222,20 @@ pub struct ProtocolConfig {
     /// v1.1 direct peers: pairs of connected nodes that are explicit peers of each other.
     #[serde(default)]
     pub direct_peers: Vec<(u32, u32)>,
+    /// v1.1 peer exchange (go's `WithPeerExchange`): PRUNEs carry other topic peers, and
+    /// the pruned node dials them.
+    #[serde(default)]
+    pub peer_exchange: bool,
+    /// Peers offered in one PRUNE, and dialed from one (go: 16).
+    #[serde(default = "default_prune_peers")]
+    pub prune_peers: usize,
     /// Peer scoring; None = off, as in go without `WithPeerScore`.
     #[serde(default)]
     pub score: Option<ScoreConfig>,
+}
+
+fn default_prune_peers() -> usize {
+    16
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -228,6 +265,30 @@ pub enum OutputMode {
     #[default]
     Full,
     Aggregate,
+}
+
+impl Placement {
+    fn check(&self, nodes: u32) -> Result<(), String> {
+        let n = nodes as usize;
+        let regions = self.region_latency_ns.len();
+        if self.added_latency_ns.len() != n || self.added_loss.len() != n {
+            return Err(format!(
+                "engine config: placement needs one entry per node ({n})"
+            ));
+        }
+        if !(self.region.is_empty() || self.region.len() == n) {
+            return Err(format!("engine config: placement.region needs {n} entries"));
+        }
+        if self
+            .region_latency_ns
+            .iter()
+            .any(|row| row.len() != regions)
+            || self.region.iter().any(|&r| r as usize >= regions)
+        {
+            return Err("engine config: placement regions do not match the latency matrix".into());
+        }
+        Ok(())
+    }
 }
 
 impl Config {
@@ -275,6 +336,15 @@ impl Config {
                     self.nodes
                 ));
             }
+        }
+        if let Some(placement) = &net.placement {
+            placement.check(self.nodes)?;
+        }
+        if let Some(n) = net.shared_ips.iter().flatten().find(|&&n| n >= self.nodes) {
+            return Err(format!(
+                "engine config: shared_ips names node {n} but there are {} nodes",
+                self.nodes
+            ));
         }
         if !(0.0..1.0).contains(&net.loss) {
             return Err(format!(

@@ -156,7 +156,7 @@ impl Simulation {
         }
     }
 
-    fn send_hello_on(&mut self, node: u32, link: u32) {
+    pub(crate) fn send_hello_on(&mut self, node: u32, link: u32) {
         let topics: SmallVec<[u16; 2]> = (0..self.topics())
             .filter(|&t| self.nodes[node as usize].is_subscribed(t))
             .collect();

@@ -6,13 +6,12 @@
 //! peers, no outbound quota, trim only above D_hi.
 //!
 //! Without peer scoring every score is 0 and every threshold 0, as in go without
-//! `WithPeerScore`. Not modelled (see the README): peer exchange (the topology is
-//! static) and direct peers.
+//! `WithPeerScore`. Peer exchange is in `exchange.rs`.
 
 use smallvec::SmallVec;
 
 use crate::config::{Misbehaviour, Time, Version};
-use crate::rpc::{Control, MsgRef};
+use crate::rpc::{Control, MsgRef, Prune};
 use crate::sim::{Route, Simulation, NOT_CACHED};
 
 const NANOS_PER_SECOND: Time = 1_000_000_000;
@@ -22,6 +21,8 @@ const NANOS_PER_SECOND: Time = 1_000_000_000;
 struct Outgoing {
     graft: Vec<u16>,
     prune: Vec<u16>,
+    /// Pruned for a negative score: no peer exchange in any of its PRUNEs (go's noPX).
+    no_px: bool,
     ihave: Vec<(u16, Vec<u32>)>,
 }
 
@@ -48,6 +49,7 @@ pub(crate) struct Thresholds {
     pub gossip: f64,
     pub publish: f64,
     pub graylist: f64,
+    pub accept_px: f64,
     pub opportunistic_graft: f64,
 }
 
@@ -63,6 +65,7 @@ impl Simulation {
                 gossip: p.gossip_threshold,
                 publish: p.publish_threshold,
                 graylist: p.graylist_threshold,
+                accept_px: p.accept_px_threshold,
                 opportunistic_graft: p.opportunistic_graft_threshold,
             }
         })
@@ -124,7 +127,7 @@ impl Simulation {
     }
 
     /// go's `getPeers`: every topic peer passing `keep`, shuffled, at most `count`.
-    fn pick_topic_peers(
+    pub(crate) fn pick_topic_peers(
         &mut self,
         node: u32,
         topic: u16,
@@ -265,7 +268,9 @@ impl Simulation {
                 for link in negative {
                     self.mesh_remove(node, topic, link);
                     self.add_backoff(node, topic, link, p.prune_backoff_ns);
-                    out.to(link).prune.push(topic);
+                    let parts = out.to(link);
+                    parts.prune.push(topic);
+                    parts.no_px = true;
                 }
             }
             // (b) Too few peers: graft random eligible ones up to D.
@@ -389,16 +394,16 @@ impl Simulation {
 
         // Steps 9-10: one RPC per peer with its GRAFTs, PRUNEs and IHAVEs together, then
         // GRAFT/PRUNE kept from dropped RPCs.
-        let backoff_s = if v11 {
-            p.prune_backoff_ns / NANOS_PER_SECOND
-        } else {
-            0
-        };
         for (link, parts) in out.0 {
+            let prune: Vec<Prune> = parts
+                .prune
+                .into_iter()
+                .map(|t| self.make_prune(node, link, t, !parts.no_px))
+                .collect();
             let rpc = self.rpcs.alloc();
             let r = self.rpcs.get_mut(rpc);
             r.control.graft = parts.graft;
-            r.control.prune = parts.prune.into_iter().map(|t| (t, backoff_s)).collect();
+            r.control.prune = prune;
             r.control.ihave = parts.ihave;
             self.send(node, link, rpc);
         }
@@ -494,21 +499,20 @@ impl Simulation {
         let iwant = self.handle_ihave(node, link, control);
         let mut served = self.handle_iwant(node, link, &control.iwant);
         served.extend(self.handle_ineed(node, &control.ineed));
-        let prune = self.handle_graft(node, link, &control.graft);
+        let (refused, do_px) = self.handle_graft(node, link, &control.graft);
         self.handle_prune(node, link, &control.prune);
-        if iwant.is_empty() && served.is_empty() && prune.is_empty() {
+        if iwant.is_empty() && served.is_empty() && refused.is_empty() {
             return;
         }
-        let backoff_s = if self.version_at_least(Version::V1_1) {
-            self.proto.prune_backoff_ns / NANOS_PER_SECOND
-        } else {
-            0
-        };
+        let prune: Vec<Prune> = refused
+            .into_iter()
+            .map(|t| self.make_prune(node, link, t, do_px))
+            .collect();
         let rpc = self.rpcs.alloc();
         let r = self.rpcs.get_mut(rpc);
         r.msgs.extend(served);
         r.control.iwant = iwant;
-        r.control.prune = prune.into_iter().map(|t| (t, backoff_s)).collect();
+        r.control.prune = prune;
         self.send(node, link, rpc);
     }
 
@@ -589,20 +593,28 @@ impl Simulation {
         served
     }
 
-    /// GRAFT: join the peer to our mesh, or answer PRUNE (go's `handleGraft`).
-    fn handle_graft(&mut self, node: u32, link: u32, topics: &[u16]) -> Vec<u16> {
+    /// GRAFT: join the peer to our mesh, or answer PRUNE (go's `handleGraft`). Returns
+    /// the topics to answer with PRUNE, and whether those PRUNEs may offer peers: not
+    /// to a peer that broke a rule or named a topic we are not in.
+    fn handle_graft(&mut self, node: u32, link: u32, topics: &[u16]) -> (Vec<u16>, bool) {
         let v11 = self.version_at_least(Version::V1_1);
         let now = self.now();
         let mut prune = Vec::new();
+        let mut do_px = true;
         for &topic in topics {
             let state = &self.nodes[node as usize];
             // Unknown topic: ignored, without PRUNE (spam hardening in go).
-            if !state.is_subscribed(topic) || state.mesh[topic as usize].contains(&link) {
+            if !state.is_subscribed(topic) {
+                do_px = false;
+                continue;
+            }
+            if state.mesh[topic as usize].contains(&link) {
                 continue;
             }
             // A direct peer never joins the mesh (a non-reciprocal configuration in go).
             if self.is_direct(link) {
                 prune.push(topic);
+                do_px = false;
                 continue;
             }
             if v11 {
@@ -619,25 +631,31 @@ impl Simulation {
                     }
                     self.add_backoff(node, topic, link, self.proto.prune_backoff_ns);
                     prune.push(topic);
+                    do_px = false;
                     continue;
                 }
+                let negative = self.score(link) < 0.0;
                 let full = state.mesh[topic as usize].len() >= self.proto.D_hi
                     && !self.links.outbound[link as usize];
-                if self.score(link) < 0.0 || full {
+                if negative || full {
                     self.add_backoff(node, topic, link, self.proto.prune_backoff_ns);
                     prune.push(topic);
+                    do_px &= !negative;
                     continue;
                 }
             }
             self.mesh_add(node, topic, link);
         }
-        prune
+        (prune, do_px)
     }
 
-    /// PRUNE: leave the peer's mesh and respect its backoff.
-    fn handle_prune(&mut self, node: u32, link: u32, prunes: &[(u16, u64)]) {
+    /// PRUNE: leave the peer's mesh, respect its backoff, and dial the peers it offers
+    /// if its score (before this PRUNE) earns our trust.
+    fn handle_prune(&mut self, node: u32, link: u32, prunes: &[Prune]) {
         let v11 = self.version_at_least(Version::V1_1);
-        for &(topic, backoff_s) in prunes {
+        let pruner_score = self.score(link);
+        for prune in prunes {
+            let (topic, backoff_s) = (prune.topic, prune.backoff_s);
             if !self.nodes[node as usize].is_subscribed(topic) {
                 continue;
             }
@@ -650,6 +668,7 @@ impl Simulation {
                 };
                 self.add_backoff(node, topic, link, duration);
             }
+            self.accept_px(node, pruner_score, &prune.px);
         }
     }
 }

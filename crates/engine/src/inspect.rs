@@ -49,15 +49,15 @@ impl Simulation {
         self.send(from, link, rpc);
     }
 
-    /// `node` prunes `peer` from its `topic` mesh now, as its heartbeat would: remove,
-    /// back off, send PRUNE.
+    /// `node` prunes `peer` from its `topic` mesh now, as its heartbeat trimming would:
+    /// remove, back off, send PRUNE (offering peers when peer exchange is on).
     pub fn prune_now(&mut self, node: u32, peer: u32, topic: u16) {
         let link = self.link_between(node, peer);
         self.mesh_remove(node, topic, link);
         let backoff = self.proto.prune_backoff_ns;
         self.add_backoff(node, topic, link, backoff);
         let control = Control {
-            prune: vec![(topic, backoff / 1_000_000_000)],
+            prune: vec![self.make_prune(node, link, topic, true)],
             ..Control::default()
         };
         self.inject(node, peer, control);

@@ -8,6 +8,7 @@
 
 pub mod aggregate;
 pub mod config;
+mod exchange;
 mod faults;
 mod gossipsub;
 pub mod histogram;

@@ -5,8 +5,39 @@
 //! lives in flat arrays indexed by link id and a node finds its link to a peer by binary
 //! search. `outbound` remembers who dialed: gossipsub's D_out quota counts
 //! connections the node opened itself.
+//!
+//! Connections opened during the run (peer exchange) get link ids after the initial
+//! ones and are listed per node beside the compressed rows: rare, so a short list per
+//! node costs less than rebuilding the rows.
+
+use smallvec::SmallVec;
 
 use crate::config::Time;
+
+/// Marks a link that was not in the caller's edge list (opened during the run).
+pub const NOT_AN_INPUT_EDGE: u32 = u32::MAX;
+
+/// The link ids of one node, owned so that the caller may change the simulation while
+/// walking them.
+pub struct LinkIds {
+    initial: std::ops::Range<u32>,
+    added: SmallVec<[u32; 4]>,
+    next_added: usize,
+}
+
+impl Iterator for LinkIds {
+    type Item = u32;
+
+    #[inline]
+    fn next(&mut self) -> Option<u32> {
+        if let Some(link) = self.initial.next() {
+            return Some(link);
+        }
+        let link = self.added.get(self.next_added).copied();
+        self.next_added += 1;
+        link
+    }
+}
 
 #[derive(Clone, Debug)]
 pub struct Links {
@@ -22,8 +53,11 @@ pub struct Links {
     /// One-way propagation latency from owner to peer.
     pub latency: Vec<Time>,
     /// For each link, its position in the caller's per-direction edge arrays:
-    /// 2 i for edge i's dialer -> listener direction, 2 i + 1 for the way back.
+    /// 2 i for edge i's dialer -> listener direction, 2 i + 1 for the way back;
+    /// NOT_AN_INPUT_EDGE for links opened during the run.
     pub input_order: Vec<u32>,
+    /// Per node: links opened during the run, in opening order.
+    added: Vec<SmallVec<[u32; 4]>>,
 }
 
 impl Links {
@@ -80,6 +114,7 @@ impl Links {
             outbound,
             latency,
             input_order,
+            added: vec![SmallVec::new(); n],
         };
         links.reverse = (0..links.peer.len())
             .map(|l| {
@@ -103,19 +138,53 @@ impl Links {
         self.peer.is_empty()
     }
 
-    /// Link ids owned by `node`.
-    pub fn of(&self, node: u32) -> std::ops::Range<u32> {
+    /// Link ids owned by `node`: the initial ones, then those opened during the run.
+    pub fn of(&self, node: u32) -> LinkIds {
+        LinkIds {
+            initial: self.initial_of(node),
+            added: self.added[node as usize].clone(),
+            next_added: 0,
+        }
+    }
+
+    fn initial_of(&self, node: u32) -> std::ops::Range<u32> {
         self.offsets[node as usize]..self.offsets[node as usize + 1]
     }
 
     /// The link from `node` to `peer`, if they are connected.
     pub fn find(&self, node: u32, peer: u32) -> Option<u32> {
-        let range = self.of(node);
+        let range = self.initial_of(node);
         let slice = &self.peer[range.start as usize..range.end as usize];
-        slice
-            .binary_search(&peer)
-            .ok()
-            .map(|i| range.start + i as u32)
+        if let Ok(i) = slice.binary_search(&peer) {
+            return Some(range.start + i as u32);
+        }
+        self.added[node as usize]
+            .iter()
+            .copied()
+            .find(|&l| self.peer[l as usize] == peer)
+    }
+
+    /// Open a connection that `dialer` made to `listener` during the run; returns the
+    /// links (dialer -> listener, listener -> dialer). The caller checked that the two
+    /// are distinct and not connected yet.
+    pub fn connect(&mut self, dialer: u32, listener: u32, latency: (Time, Time)) -> (u32, u32) {
+        debug_assert!(dialer != listener && self.find(dialer, listener).is_none());
+        let forward = self.peer.len() as u32;
+        let backward = forward + 1;
+        for (owner, peer, outbound, one_way, reverse) in [
+            (dialer, listener, true, latency.0, backward),
+            (listener, dialer, false, latency.1, forward),
+        ] {
+            self.peer.push(peer);
+            self.owner.push(owner);
+            self.reverse.push(reverse);
+            self.outbound.push(outbound);
+            self.latency.push(one_way);
+            self.input_order.push(NOT_AN_INPUT_EDGE);
+        }
+        self.added[dialer as usize].push(forward);
+        self.added[listener as usize].push(backward);
+        (forward, backward)
     }
 }
 
@@ -137,7 +206,23 @@ mod tests {
         assert_eq!(links.latency[links.find(1, 2).unwrap() as usize], 21);
         assert_eq!(links.input_order[l21 as usize], 2);
         assert_eq!(links.find(0, 2), None);
-        assert_eq!(links.of(1).len(), 2);
+        assert_eq!(links.of(1).count(), 2);
+    }
+
+    #[test]
+    fn a_connection_opened_later_is_found_and_listed_after_the_initial_ones() {
+        let mut links = Links::new(3, &[(0, 1), (2, 1)], |_| (10, 10)).unwrap();
+        let (l02, l20) = links.connect(0, 2, (7, 8));
+        assert_eq!((links.find(0, 2), links.find(2, 0)), (Some(l02), Some(l20)));
+        assert_eq!(links.reverse[l02 as usize], l20);
+        assert!(links.outbound[l02 as usize] && !links.outbound[l20 as usize]);
+        assert_eq!(
+            (links.latency[l02 as usize], links.latency[l20 as usize]),
+            (7, 8)
+        );
+        let of0: Vec<u32> = links.of(0).collect();
+        assert_eq!(of0, vec![links.find(0, 1).unwrap(), l02]);
+        assert_eq!(links.len(), 6);
     }
 
     #[test]

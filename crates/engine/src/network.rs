@@ -25,7 +25,7 @@
 //! added on top of serialization rather than overlapped with it. Both are documented
 //! approximations.
 
-use crate::config::{LatencyModel, NetworkConfig, Time};
+use crate::config::{LatencyModel, NetworkConfig, Placement, Time};
 use crate::rng::Rng;
 
 const NANOS_PER_SECOND: u128 = 1_000_000_000;
@@ -101,6 +101,40 @@ pub fn sample_latency(model: &LatencyModel, rng: &mut Rng) -> Time {
     }
 }
 
+/// One-way latencies (a to b, b to a) of a connection between two nodes: the region
+/// matrix, or a draw from the latency model (one draw for both directions), plus what
+/// each end's access link adds.
+pub fn pair_latency(
+    model: &LatencyModel,
+    placement: Option<&Placement>,
+    a: u32,
+    b: u32,
+    rng: &mut Rng,
+) -> (Time, Time) {
+    let Some(p) = placement else {
+        let one_way = sample_latency(model, rng);
+        return (one_way, one_way);
+    };
+    let (ia, ib) = (a as usize, b as usize);
+    let (forward, backward) = if p.region.is_empty() {
+        let one_way = sample_latency(model, rng);
+        (one_way, one_way)
+    } else {
+        let (ra, rb) = (p.region[ia] as usize, p.region[ib] as usize);
+        (p.region_latency_ns[ra][rb], p.region_latency_ns[rb][ra])
+    };
+    let added = p.added_latency_ns[ia] + p.added_latency_ns[ib];
+    (forward + added, backward + added)
+}
+
+/// Segment loss of a connection between two nodes: the network's plus what each end's
+/// access link adds (ethshadow's rule).
+pub fn pair_loss(base: f64, placement: Option<&Placement>, a: u32, b: u32) -> f64 {
+    placement.map_or(base, |p| {
+        base + p.added_loss[a as usize] + p.added_loss[b as usize]
+    })
+}
+
 pub struct Network {
     upload_bps: Vec<u64>,
     download_bps: Vec<u64>,
@@ -112,6 +146,7 @@ pub struct Network {
     loss: Vec<f64>,
     /// Congestion window per directed link in bytes (0: warm-up not modelled).
     cwnd: Vec<u64>,
+    initial_cwnd: u64,
     jitter_rng: Rng,
     loss_rng: Rng,
 }
@@ -129,9 +164,18 @@ impl Network {
             jitter_ns: config.jitter_ns,
             loss,
             cwnd: vec![config.initial_window_segments * MSS; links],
+            initial_cwnd: config.initial_window_segments * MSS,
             jitter_rng: Rng::for_stream(seed, "network.jitter", 0),
             loss_rng: Rng::for_stream(seed, "network.loss", 0),
         }
+    }
+
+    /// A directed link opened during the run, with its segment loss; it starts in slow
+    /// start like the initial ones.
+    pub fn add_link(&mut self, loss: f64) {
+        self.last_arrival.push(0);
+        self.loss.push(loss);
+        self.cwnd.push(self.initial_cwnd);
     }
 
     pub fn upload_bps(&self, node: u32) -> u64 {
@@ -205,6 +249,8 @@ mod tests {
             upload_bps: vec![0, 0],
             download_bps: vec![down, down],
             cpu_per_message_ns: vec![0, 0],
+            placement: None,
+            shared_ips: Vec::new(),
         };
         Network::new(&config, vec![loss; 2], 1)
     }

@@ -72,6 +72,30 @@ pub struct DropKey {
     pub reason: &'static str,
 }
 
+/// Connections opened during the run (peer exchange), in order.
+#[derive(Default)]
+pub struct Connections {
+    pub t_ns: Vec<i64>,
+    pub node: Vec<u32>,
+    pub peer: Vec<u32>,
+}
+
+impl Connections {
+    pub fn push(&mut self, t: Time, dialer: u32, listener: u32) {
+        self.t_ns.push(t as i64);
+        self.node.push(dialer);
+        self.peer.push(listener);
+    }
+
+    pub fn len(&self) -> usize {
+        self.t_ns.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.t_ns.is_empty()
+    }
+}
+
 #[derive(Default)]
 pub struct Output {
     /// Full mode only (empty in aggregate mode).
@@ -82,4 +106,5 @@ pub struct Output {
     pub traffic: Vec<NodeTraffic>,
     /// Sorted so the table comes out in the same order every run.
     pub drops: BTreeMap<DropKey, u64>,
+    pub connections: Connections,
 }

@@ -46,6 +46,8 @@ pub enum Event {
     Heartbeat { node: u32 },
     /// The workload publishes message `msg`.
     Publish { msg: u32 },
+    /// A dial from `node` to `peer` (peer exchange) completed or failed.
+    DialDone { node: u32, peer: u32 },
     /// A node goes down (crash or churn)...
     Down { node: u32 },
     /// ...and comes back.
@@ -67,6 +69,7 @@ impl Event {
             Event::Publish { .. } => 7,
             Event::Down { .. } => 8,
             Event::Up { .. } => 9,
+            Event::DialDone { .. } => 10,
         }
     }
 }

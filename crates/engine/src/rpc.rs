@@ -67,14 +67,33 @@ pub struct MsgRef {
     pub hop: u16,
 }
 
+/// One `ControlPrune` entry.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Prune {
+    pub topic: u16,
+    /// Backoff in seconds; 0 = field omitted (v1.0).
+    pub backoff_s: u64,
+    /// Peer exchange: nodes the pruned peer may connect to instead.
+    pub px: Vec<u32>,
+}
+
+impl Prune {
+    pub fn new(topic: u16, backoff_s: u64) -> Self {
+        Self {
+            topic,
+            backoff_s,
+            px: Vec::new(),
+        }
+    }
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct Control {
     /// (topic, message ids) per IHAVE entry.
     pub ihave: Vec<(u16, Vec<u32>)>,
     pub iwant: Vec<u32>,
     pub graft: Vec<u16>,
-    /// (topic, backoff in seconds; 0 = field omitted).
-    pub prune: Vec<(u16, u64)>,
+    pub prune: Vec<Prune>,
     /// v1.2: ids the sender already has (do not send them).
     pub idontwant: Vec<u32>,
     /// v2.0: (topic, id) of messages the sender can serve on request.
@@ -165,8 +184,8 @@ impl Rpc {
         }
         bytes[Kind::Graft as usize] = c.graft.len() as u64 * wire.graft_entry();
         items[Kind::Graft as usize] = c.graft.len() as u64;
-        for &(_, backoff) in &c.prune {
-            bytes[Kind::Prune as usize] += wire.prune_entry(backoff);
+        for prune in &c.prune {
+            bytes[Kind::Prune as usize] += wire.prune_entry(prune.backoff_s, prune.px.len() as u64);
         }
         items[Kind::Prune as usize] = c.prune.len() as u64;
         if !c.idontwant.is_empty() {

@@ -5,11 +5,15 @@
 //! the sticky mesh failure penalty (P3b), invalid deliveries (P4); and the behaviour
 //! penalty (P7). The score is
 //!   min(TopicScoreCap, sum_t w_t (w1 P1 + w2 P2 + w3 P3 + w3b P3b + w4 P4)) + w7 P7,
-//! with P3 = deficit^2 below the threshold once active, P4 = invalid^2 and
-//! P7 = (penalty - threshold)^2 above the threshold. P5 (application score) and P6 (IP
-//! colocation: every simulated node has an address of its own) are always 0 here.
-//! Counters decay every decay interval and snap to 0 below `decay_to_zero`. Peers never
-//! disconnect in the model, so score retention does not arise.
+//!     + w5 P5 + w6 P6 + w7 P7,
+//! with P3 = deficit^2 below the threshold once active, P4 = invalid^2,
+//! P5 the application's score of the peer (a fixed value per peer node, go's
+//! `AppSpecificScore`), P6 = (peers behind the peer's IP address - threshold)^2 above
+//! the threshold, and P7 = (penalty - threshold)^2 above the threshold.
+//! Counters decay every decay interval and snap to 0 below `decay_to_zero`. A down
+//! peer's link and counters stay (go keeps non-positive scores for `retain_score`, and
+//! the model's crashes are shorter than that), so score retention is not modelled
+//! further.
 
 use serde::Deserialize;
 
@@ -50,6 +54,28 @@ pub struct ScoreConfig {
     pub graft_flood_threshold_ns: Time,
     pub opportunistic_graft_ticks: u64,
     pub opportunistic_graft_peers: usize,
+    /// P5: weight of the application score, and the scores of given nodes.
+    #[serde(default)]
+    pub app_specific_weight: f64,
+    #[serde(default)]
+    pub app_specific: Vec<AppScore>,
+    /// P6: weight of the surplus of peers behind one IP address, and the peers tolerated.
+    #[serde(default)]
+    pub ip_colocation_factor_weight: f64,
+    #[serde(default = "one")]
+    pub ip_colocation_factor_threshold: f64,
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+/// Every node gives `nodes` this application-specific score.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AppScore {
+    pub nodes: Vec<u32>,
+    pub score: f64,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -71,6 +97,10 @@ pub struct Scores {
     /// links x topics
     stats: Vec<TopicStats>,
     behaviour_penalty: Vec<f64>,
+    /// P5 of each link's peer.
+    app_score: Vec<f64>,
+    /// P6: the owner's peers behind the same address as each link's peer (itself included).
+    colocated: Vec<u32>,
 }
 
 impl Scores {
@@ -80,7 +110,26 @@ impl Scores {
             topics,
             stats: vec![TopicStats::default(); links * topics],
             behaviour_penalty: vec![0.0; links],
+            app_score: vec![0.0; links],
+            colocated: vec![1; links],
         }
+    }
+
+    /// Counters for a link opened during the run: a peer never seen before.
+    pub fn add_link(&mut self) {
+        self.stats
+            .extend(std::iter::repeat_n(TopicStats::default(), self.topics));
+        self.behaviour_penalty.push(0.0);
+        self.app_score.push(0.0);
+        self.colocated.push(1);
+    }
+
+    pub fn set_app_score(&mut self, link: u32, score: f64) {
+        self.app_score[link as usize] = score;
+    }
+
+    pub fn set_colocated(&mut self, link: u32, peers: u32) {
+        self.colocated[link as usize] = peers;
     }
 
     pub fn params(&self) -> &ScoreConfig {
@@ -114,6 +163,11 @@ impl Scores {
         }
         if p.topic_score_cap > 0.0 && score > p.topic_score_cap {
             score = p.topic_score_cap;
+        }
+        score += self.app_score[link as usize] * p.app_specific_weight;
+        let surplus = f64::from(self.colocated[link as usize]) - p.ip_colocation_factor_threshold;
+        if surplus > 0.0 {
+            score += surplus * surplus * p.ip_colocation_factor_weight;
         }
         let excess = self.behaviour_penalty[link as usize] - p.behaviour_penalty_threshold;
         if excess > 0.0 {
@@ -176,7 +230,7 @@ impl Scores {
     }
 
     /// One decay interval has passed for the peers of `links` (go's `refreshScores`).
-    pub fn decay(&mut self, links: std::ops::Range<u32>, now: Time) {
+    pub fn decay(&mut self, links: impl Iterator<Item = u32>, now: Time) {
         let p = self.params.clone();
         let snap = |x: f64| if x < p.decay_to_zero { 0.0 } else { x };
         for link in links {
@@ -238,6 +292,10 @@ mod tests {
             graft_flood_threshold_ns: 10_000_000_000,
             opportunistic_graft_ticks: 60,
             opportunistic_graft_peers: 2,
+            app_specific_weight: 10.0,
+            app_specific: Vec::new(),
+            ip_colocation_factor_weight: -5.0,
+            ip_colocation_factor_threshold: 10.0,
         }
     }
 
@@ -276,6 +334,19 @@ mod tests {
         assert!((s.score(0) - -10.0 * 0.16).abs() < 1e-12);
         s.decay(0..1, 2 * S); // 0.08 < 0.1: snaps to 0
         assert_eq!(s.score(0), 0.0);
+    }
+
+    // go's score.go: score += p5 * AppSpecificWeight; p6 = (peersInIP - threshold)^2
+    // when peersInIP > threshold; score += p6 * IPColocationFactorWeight.
+    #[test]
+    fn application_score_and_ip_colocation_add_after_the_cap() {
+        let mut s = Scores::new(params(), 2, 1);
+        s.set_app_score(0, -3.0);
+        assert_eq!(s.score(0), 10.0 * -3.0);
+        s.set_colocated(1, 10); // at the threshold: no penalty
+        assert_eq!(s.score(1), 0.0);
+        s.set_colocated(1, 13); // 3 over: -5 * 9
+        assert_eq!(s.score(1), -45.0);
     }
 
     #[test]

@@ -4,18 +4,22 @@
 //! network model, the seen cache, first-receipt bookkeeping and publishing. The
 //! gossipsub-specific parts (heartbeat, control messages) are in `gossipsub.rs`.
 
+use std::collections::VecDeque;
+
 use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
 
 use crate::aggregate::{AggregateTables, Aggregates};
 use crate::config::{
-    Adversary, Config, Misbehaviour, OutputMode, ProtocolConfig, Router, Time, Version,
+    Adversary, Config, LatencyModel, Misbehaviour, OutputMode, Placement, ProtocolConfig, Router,
+    Time, Version,
 };
+use crate::exchange::Dial;
 use crate::faults::{partitions, Partition};
 use crate::lazy::Announced;
 use crate::links::Links;
 use crate::mcache::MessageCache;
-use crate::network::{sample_latency, Network};
+use crate::network::{pair_latency, pair_loss, Network};
 use crate::output::{Output, Receipts};
 use crate::queue::{Event, EventQueue};
 use crate::rng::Rng;
@@ -186,6 +190,9 @@ pub(crate) struct NodeState {
     pub misbehaviour: Option<Adversary>,
     /// Counter for the ids a spamming adversary invents.
     pub next_phantom: u32,
+    /// Peer exchange: peers waiting to be dialed, and dials in progress.
+    pub dial_queue: VecDeque<u32>,
+    pub dials: SmallVec<[Dial; 2]>,
 }
 
 impl NodeState {
@@ -223,6 +230,17 @@ pub struct Simulation {
     /// Per node: when its scores last decayed.
     pub(crate) last_decay: Vec<Time>,
     cpu_per_message: Vec<Time>,
+    /// What links between any two nodes are made of (for connections opened later).
+    pub(crate) placement: Option<Placement>,
+    pub(crate) latency_model: LatencyModel,
+    pub(crate) base_loss: f64,
+    /// Latency draws for connections opened during the run, apart from the initial
+    /// ones so that opening connections leaves the initial links' draws unchanged.
+    pub(crate) dial_rng: Rng,
+    /// Scoring: each node's application score (P5) and IP address (P6) as its peers
+    /// see them; empty when nobody sets them.
+    node_app_score: Vec<f64>,
+    node_ip: Vec<u32>,
     topics: u16,
     end: Time,
     next_publish: usize,
@@ -245,11 +263,12 @@ impl Simulation {
         schedule.check(config.nodes, config.topics)?;
         properties.check(edges.len())?;
         let n = config.nodes;
+        let placement = config.network.placement.as_ref();
         let mut latency_rng = Rng::for_stream(config.seed, "network.latency", 0);
         let links = Links::new(n, edges, |i| {
             if properties.latency_ns.is_empty() {
-                let one_way = sample_latency(&config.network.latency, &mut latency_rng);
-                (one_way, one_way)
+                let (a, b) = edges[i];
+                pair_latency(&config.network.latency, placement, a, b, &mut latency_rng)
             } else {
                 (
                     properties.latency_ns[2 * i],
@@ -258,7 +277,14 @@ impl Simulation {
             }
         })?;
         let loss: Vec<f64> = if properties.loss.is_empty() {
-            vec![config.network.loss; links.len()]
+            links
+                .input_order
+                .iter()
+                .map(|&i| {
+                    let (dialer, listener) = edges[i as usize / 2];
+                    pair_loss(config.network.loss, placement, dialer, listener)
+                })
+                .collect()
         } else {
             links
                 .input_order
@@ -293,6 +319,8 @@ impl Simulation {
                 down: false,
                 misbehaviour: config.adversaries.iter().find(|a| a.node == i).cloned(),
                 next_phantom: 0,
+                dial_queue: VecDeque::new(),
+                dials: SmallVec::new(),
             })
             .collect();
         let messages = (0..schedule.len())
@@ -348,10 +376,22 @@ impl Simulation {
             rpcs: RpcSlab::default(),
             out,
             cpu_per_message: config.network.cpu_per_message_ns.clone(),
+            placement: config.network.placement.clone(),
+            latency_model: config.network.latency.clone(),
+            base_loss: config.network.loss,
+            dial_rng: Rng::for_stream(config.seed, "network.latency.dialed", 0),
+            node_app_score: app_scores(config),
+            node_ip: ip_addresses(config),
             topics: config.topics,
             end: config.end_ns,
             next_publish: 0,
         };
+        for link in 0..sim.links.len() as u32 {
+            sim.init_peer_scores(link);
+        }
+        for node in 0..n {
+            sim.refresh_colocation(node);
+        }
         sim.start();
         sim.schedule_faults(&config.faults);
         Ok(sim)
@@ -481,6 +521,7 @@ impl Simulation {
                     self.ineed_timeout(node, msg, attempt);
                 }
             }
+            Event::DialDone { node, peer } => self.dial_done(node, peer),
             Event::Down { node } => self.go_down(node),
             Event::Up { node } => self.come_up(node),
             Event::Heartbeat { node } => {
@@ -802,6 +843,34 @@ impl Simulation {
         }
     }
 
+    /// Score state `link`'s owner keeps about the peer from the start: its P5.
+    pub(crate) fn init_peer_scores(&mut self, link: u32) {
+        let peer = self.links.peer[link as usize] as usize;
+        if let (Some(scores), Some(&app)) = (&mut self.scores, self.node_app_score.get(peer)) {
+            scores.set_app_score(link, app);
+        }
+    }
+
+    /// P6: count, for each of `node`'s links, its peers behind the same address.
+    pub(crate) fn refresh_colocation(&mut self, node: u32) {
+        let Some(scores) = &mut self.scores else {
+            return;
+        };
+        if self.node_ip.is_empty() {
+            return;
+        }
+        let mut per_ip: FxHashMap<u32, u32> = FxHashMap::default();
+        for link in self.links.of(node) {
+            *per_ip
+                .entry(self.node_ip[self.links.peer[link as usize] as usize])
+                .or_default() += 1;
+        }
+        for link in self.links.of(node) {
+            let ip = self.node_ip[self.links.peer[link as usize] as usize];
+            scores.set_colocated(link, per_ip[&ip]);
+        }
+    }
+
     /// Links of `node` whose peer has announced `topic`.
     pub(crate) fn topic_links(&self, node: u32, topic: u16) -> impl Iterator<Item = u32> + '_ {
         self.links
@@ -812,4 +881,36 @@ impl Simulation {
     pub(crate) fn version_at_least(&self, v: Version) -> bool {
         self.proto.version >= v
     }
+}
+
+/// Each node's application score as every peer sees it (empty: nobody has one).
+fn app_scores(config: &Config) -> Vec<f64> {
+    let Some(score) = &config.protocol.score else {
+        return Vec::new();
+    };
+    if score.app_specific.is_empty() {
+        return Vec::new();
+    }
+    let mut app = vec![0.0; config.nodes as usize];
+    for entry in &score.app_specific {
+        for &node in &entry.nodes {
+            app[node as usize] = entry.score;
+        }
+    }
+    app
+}
+
+/// Each node's IP address: its own id, or one shared by its group (empty: no groups).
+fn ip_addresses(config: &Config) -> Vec<u32> {
+    let groups = &config.network.shared_ips;
+    if groups.is_empty() {
+        return Vec::new();
+    }
+    let mut ip: Vec<u32> = (0..config.nodes).collect();
+    for (g, group) in groups.iter().enumerate() {
+        for &node in group {
+            ip[node as usize] = config.nodes + g as u32;
+        }
+    }
+    ip
 }

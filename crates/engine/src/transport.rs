@@ -220,7 +220,7 @@ impl Simulation {
             prune: stash
                 .prune
                 .into_iter()
-                .filter(|&(t, _)| !mesh[t as usize].contains(&link))
+                .filter(|p| !mesh[p.topic as usize].contains(&link))
                 .collect(),
             ..Control::default()
         };
@@ -239,7 +239,7 @@ impl Simulation {
                 }
             }
             for prune in stash.prune {
-                if !control.prune.iter().any(|p| p.0 == prune.0) {
+                if !control.prune.iter().any(|p| p.topic == prune.topic) {
                     control.prune.push(prune);
                 }
             }

@@ -33,6 +33,25 @@ const PEER_ID_LEN: u64 = 38;
 const SEQNO_LEN: u64 = 8;
 const ED25519_SIGNATURE_LEN: u64 = 64;
 
+/// Bytes of one `PeerInfo` in a PRUNE's `peers` field: the peer id and its signed peer
+/// record (a libp2p envelope around a `PeerRecord`), as go sends them when the
+/// certified address book has the record (identify fills it by default). The record
+/// lists two addresses, IPv4 TCP and IPv4 QUIC-v1, a typical node's.
+pub fn px_record_field() -> u64 {
+    let tcp_addr = 1 + 4 + 1 + 2; // /ip4 code, address, /tcp code, port
+    let quic_addr = 1 + 4 + 2 + 2 + 2; // /ip4, address, /udp (2-byte code), port, /quic-v1
+    let peer_record = field_len(PEER_ID_LEN)
+        + (1 + 9) // seq: a Unix time in nanoseconds, a 9-byte varint
+        + field_len(field_len(tcp_addr))
+        + field_len(field_len(quic_addr));
+    let public_key = 2 + field_len(32); // key type + Ed25519 key bytes
+    let envelope = field_len(public_key)
+        + field_len(2) // payload type: the 2-byte multicodec of libp2p-peer-record
+        + field_len(peer_record)
+        + field_len(ED25519_SIGNATURE_LEN);
+    field_len(field_len(PEER_ID_LEN) + field_len(envelope))
+}
+
 impl WireSizes {
     pub fn new(protocol: &ProtocolConfig) -> Self {
         let id_len = match protocol.message_id {
@@ -78,14 +97,15 @@ impl WireSizes {
         field_len(self.topic_field)
     }
 
-    /// Bytes of one `ControlPrune` entry; `backoff_s` is omitted when zero (v1.0 peers).
-    pub fn prune_entry(&self, backoff_s: u64) -> u64 {
+    /// Bytes of one `ControlPrune` entry with `px` peer-exchange records; `backoff_s` is
+    /// omitted when zero (v1.0 peers).
+    pub fn prune_entry(&self, backoff_s: u64, px: u64) -> u64 {
         let backoff = if backoff_s > 0 {
             1 + varint_len(backoff_s)
         } else {
             0
         };
-        field_len(self.topic_field + backoff)
+        field_len(self.topic_field + backoff + px * px_record_field())
     }
 
     /// Bytes of one v2.0 `ControlIAnnounce` entry (topic + message id).
@@ -149,6 +169,8 @@ mod tests {
             D_announce: 0,
             ineed_timeout_ns: 400_000_000,
             direct_peers: Vec::new(),
+            peer_exchange: false,
+            prune_peers: 16,
             score: None,
         }
     }
@@ -196,8 +218,21 @@ mod tests {
             27
         );
         assert_eq!(
-            WireSizes::frame(WireSizes::control_field(w.prune_entry(60))),
+            WireSizes::frame(WireSizes::control_field(w.prune_entry(60, 0))),
             29
         );
+    }
+
+    // Worked out by hand: PeerRecord = 40 (peer id) + 10 (seq) + 12 (TCP address) + 15
+    // (QUIC address) = 77; envelope = 38 (key) + 4 (type) + 79 (record) + 66
+    // (signature) = 187; PeerInfo = 40 + 190 = 230; in PRUNE 1 + 2 + 230 = 233. A PRUNE
+    // with 16 records: entry body 22 (topic) + 2 (backoff) + 16 x 233 = 3752, entry
+    // 3755, control 3758, framed 3760.
+    #[test]
+    fn prune_with_sixteen_peer_exchange_records() {
+        assert_eq!(px_record_field(), 233);
+        let w = WireSizes::new(&protocol(Signing::StrictSign, MessageIdKind::Go));
+        let framed = WireSizes::frame(WireSizes::control_field(w.prune_entry(60, 16)));
+        assert_eq!(framed, 3760);
     }
 }

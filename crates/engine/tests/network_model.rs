@@ -113,6 +113,8 @@ fn mean_retransmission_delay_matches_the_loss_formula() {
         upload_bps: vec![0, 0],
         download_bps: vec![0, 0],
         cpu_per_message_ns: vec![0, 0],
+        placement: None,
+        shared_ips: Vec::new(),
     };
     let mut net = Network::new(&config, vec![p], 9);
     let trials = 40_000u64;

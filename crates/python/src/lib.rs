@@ -170,6 +170,12 @@ impl Engine {
         }
         tables.set_item("traffic", traffic(py, out)?)?;
         tables.set_item("drops", drops(py, out)?)?;
+        let c = &out.connections;
+        let d = PyDict::new(py);
+        d.set_item("t_ns", PyBytes::new(py, &to_le(&c.t_ns, i64::to_le_bytes)))?;
+        d.set_item("node", PyBytes::new(py, &to_le(&c.node, u32::to_le_bytes)))?;
+        d.set_item("peer", PyBytes::new(py, &to_le(&c.peer, u32::to_le_bytes)))?;
+        tables.set_item("connections", d)?;
         tables.set_item("kind_names", KIND_NAMES.to_vec())?;
         Ok(tables)
     }
