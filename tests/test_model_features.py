@@ -164,3 +164,26 @@ def test_an_application_score_below_the_graylist_silences_a_publisher(tmp_path: 
     )
     assert summary["delivery"]["ratio"] == 0.0
     assert summary["drops"]["by_kind"]["payload"]["graylisted"] > 0
+
+
+def test_invalid_messages_cost_validation_and_get_their_sender_graylisted(tmp_path: Path) -> None:
+    # Two adversaries send each peer 50 invalid 4 KiB messages a heartbeat: receivers
+    # validate and reject them (2 ms of CPU each) until the senders' P4 graylists them.
+    spam = {"kind": "adversary", "nodes": [0, 1], "behaviour": "spam-invalid"}
+    spam["invalid_per_heartbeat"] = 50
+    scored = summary_of(tmp_path, "scored", faults=[spam], protocol={"score": {"enabled": True}})
+    unscored = summary_of(tmp_path, "unscored", faults=[spam])
+    rejected = scored["drops"]["by_kind"]["payload"]["rejected-invalid"]
+    assert scored["drops"]["by_kind"]["payload"]["graylisted"] > 0
+    assert unscored["drops"]["by_kind"]["payload"]["rejected-invalid"] > rejected
+    assert "graylisted" not in unscored["drops"]["by_kind"]["payload"]
+
+
+def test_invalid_per_heartbeat_belongs_to_spam_invalid(tmp_path: Path) -> None:
+    for fault, field in [
+        ({"behaviour": "spam-invalid"}, "invalid_per_heartbeat"),
+        ({"behaviour": "drop-forwards", "invalid_per_heartbeat": 3}, "invalid_per_heartbeat"),
+    ]:
+        with pytest.raises(ScenarioError) as caught:
+            parse_scenario({"faults": [{"kind": "adversary", "count": 1, **fault}]}, tmp_path)
+        assert caught.value.problems[0].path.endswith(field)

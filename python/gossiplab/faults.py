@@ -106,7 +106,12 @@ def engine_faults(s: Scenario, nodes: int) -> dict[str, list[dict[str, Any]]]:
                         "node": node,
                         "behaviour": fault.behaviour,
                         "delay_ns": fault.delay,
-                        "spam_ids": s.protocol.max_ihave_length,
+                        "spam_ids": (
+                            fault.invalid_per_heartbeat
+                            if fault.behaviour == "spam-invalid"
+                            else s.protocol.max_ihave_length
+                        ),
+                        "spam_size": s.workload.size,
                     }
                 )
     return {"faults": faults, "adversaries": adversaries}

@@ -93,11 +93,9 @@ _SCORE_DURATIONS = (
     "mesh_message_deliveries_activation",
     "mesh_message_deliveries_window",
     "decay_interval",
+    "retain_score",
 )
-# Score fields the engine has no use for: P5 (no application score), P6 (every node has
-# an address of its own) and retention (peers never disconnect in the model).
-# A down peer's score stays as long as the run in the model, so retain_score never acts.
-_SCORE_UNUSED = ("enabled", "retain_score")
+_SCORE_UNUSED = ("enabled",)
 
 
 def _score_config(s: Scenario) -> dict[str, Any] | None:

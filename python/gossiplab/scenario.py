@@ -1148,13 +1148,21 @@ class SlowFault(_NodeSelection):
 
 
 class AdversaryFault(_NodeSelection):
-    """Nodes that misbehave in one way; ``delay`` applies to delay-forwards only."""
+    """Nodes that misbehave in one way; ``delay`` applies to delay-forwards only and
+    ``invalid_per_heartbeat`` to spam-invalid only."""
 
     kind: Literal["adversary"] = "adversary"
     behaviour: Literal[
-        "drop-forwards", "ignore-iwant", "ignore-ineed", "delay-forwards", "spam-ihave"
+        "drop-forwards",
+        "ignore-iwant",
+        "ignore-ineed",
+        "delay-forwards",
+        "spam-ihave",
+        "spam-invalid",
     ]
     delay: Duration = 0
+    # spam-invalid: messages that fail validation, sent to each topic peer per heartbeat.
+    invalid_per_heartbeat: int = Field(default=0, ge=0, le=MAX_U32)
 
     @model_validator(mode="after")
     def _check(self) -> AdversaryFault:
@@ -1166,6 +1174,14 @@ class AdversaryFault(_NodeSelection):
         if self.behaviour != "delay-forwards" and self.delay != 0:
             message = f"applies only to behaviour 'delay-forwards', not '{self.behaviour}'"
             problems.append(Problem("delay", message, "remove delay"))
+        if self.behaviour == "spam-invalid" and self.invalid_per_heartbeat == 0:
+            message = "must be >= 1 for spam-invalid"
+            problems.append(
+                Problem("invalid_per_heartbeat", message, "e.g. invalid_per_heartbeat = 10")
+            )
+        if self.behaviour != "spam-invalid" and self.invalid_per_heartbeat != 0:
+            message = f"applies only to behaviour 'spam-invalid', not '{self.behaviour}'"
+            problems.append(Problem("invalid_per_heartbeat", message, "remove it"))
         _raise_problems(problems)
         return self
 

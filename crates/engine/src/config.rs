@@ -45,6 +45,9 @@ pub enum Misbehaviour {
     DelayForwards,
     /// Sends every topic peer, every heartbeat, an IHAVE of `spam_ids` ids it does not have.
     SpamIhave,
+    /// Sends every topic peer, every heartbeat, `spam_ids` messages of `spam_size` bytes
+    /// that fail validation (a bad signature, or rejected by the application).
+    SpamInvalid,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -56,6 +59,8 @@ pub struct Adversary {
     pub delay_ns: Time,
     #[serde(default)]
     pub spam_ids: usize,
+    #[serde(default)]
+    pub spam_size: u32,
 }
 
 #[derive(Clone, Debug, Deserialize)]

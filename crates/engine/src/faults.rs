@@ -16,7 +16,7 @@ use smallvec::SmallVec;
 use crate::config::{Config, Fault, Misbehaviour, Time};
 use crate::mcache::MessageCache;
 use crate::queue::Event;
-use crate::rpc::{Control, Kind};
+use crate::rpc::{Control, Kind, MsgRef};
 use crate::sim::Simulation;
 
 /// A partition in effect during [start, end).
@@ -105,16 +105,31 @@ impl Simulation {
         if self.is_down(node) {
             return;
         }
-        self.nodes[node as usize].down = true;
+        let now = self.now();
+        let state = &mut self.nodes[node as usize];
+        state.down = true;
+        state.dial_queue.clear();
+        state.dials.clear();
         for link in self.links.of(node) {
             let back = self.links.reverse[link as usize];
             let peer = self.links.peer[link as usize];
             self.link_topics[back as usize] = 0;
             self.link_topics[link as usize] = 0;
-            for topic in 0..self.nodes[peer as usize].mesh.len() as u16 {
-                self.mesh_remove(peer, topic, back);
-                self.nodes[peer as usize].fanout[topic as usize].retain(|l| *l != back);
+            // The score first (it sees the mesh as it was), then the mesh, without a
+            // second sticky penalty (go's router drops the peer without a Prune trace).
+            if let Some(scores) = &mut self.scores {
+                scores.disconnect(back, now);
             }
+            let peer_state = &mut self.nodes[peer as usize];
+            for topic in 0..peer_state.mesh.len() {
+                peer_state.mesh[topic].retain(|l| *l != back);
+                peer_state.fanout[topic].retain(|l| *l != back);
+            }
+            // go's gossip tracer forgets the promises of a peer that left.
+            self.promises[peer as usize].retain(|_, waiting| {
+                waiting.retain(|&mut (l, _)| l != back);
+                !waiting.is_empty()
+            });
         }
     }
 
@@ -139,6 +154,15 @@ impl Simulation {
             state.fanout_lastpub[topic] = None;
         }
         self.promises[node as usize].clear();
+        // A new process: it scores its peers from scratch; they find its retained score.
+        let now = self.now();
+        self.last_decay[node as usize] = now;
+        if let Some(scores) = &mut self.scores {
+            for link in self.links.of(node) {
+                scores.forget(link);
+                scores.reconnect(self.links.reverse[link as usize], now);
+            }
+        }
         self.send_hello(node);
         for link in self.links.of(node) {
             let peer = self.links.peer[link as usize];
@@ -196,6 +220,40 @@ impl Simulation {
                 self.send(node, link, rpc);
             }
         }
+    }
+
+    /// An adversary that sends invalid messages: `spam_ids` per topic peer and heartbeat,
+    /// each a new id past the message table whose topic is in its low 6 bits.
+    pub(crate) fn spam_invalid(&mut self, node: u32) {
+        let Some(count) = self.nodes[node as usize]
+            .misbehaviour
+            .as_ref()
+            .filter(|a| a.behaviour == Misbehaviour::SpamInvalid)
+            .map(|a| a.spam_ids)
+        else {
+            return;
+        };
+        let first_phantom = self.messages.len() as u64;
+        let room = (u64::from(u32::MAX) - first_phantom) / 64 * 64;
+        for topic in 0..self.topics() {
+            let links: Vec<u32> = self.topic_links(node, topic).collect();
+            for link in links {
+                let rpc = self.rpcs.alloc();
+                for _ in 0..count {
+                    let state = &mut self.nodes[node as usize];
+                    state.next_phantom = state.next_phantom.wrapping_add(1);
+                    let k = (u64::from(state.next_phantom) * 64 + u64::from(topic)) % room;
+                    let msg = (first_phantom + k) as u32;
+                    self.rpcs.get_mut(rpc).msgs.push(MsgRef { msg, hop: 0 });
+                }
+                self.send(node, link, rpc);
+            }
+        }
+    }
+
+    /// The topic of an invalid message an adversary made up (see `spam_invalid`).
+    pub(crate) fn invalid_topic(&self, msg: u32) -> u16 {
+        ((msg - self.messages.len() as u32) % 64) as u16
     }
 
     /// A relay delayed by an adversary happens now.

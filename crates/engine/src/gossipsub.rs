@@ -251,6 +251,7 @@ impl Simulation {
         self.penalize_broken_promises(node);
         self.age_idontwant(node);
         self.spam_ihave(node);
+        self.spam_invalid(node);
 
         let mut out = HeartbeatOut::default();
         // Step 6: per mesh topic.

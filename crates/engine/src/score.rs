@@ -10,10 +10,11 @@
 //! P5 the application's score of the peer (a fixed value per peer node, go's
 //! `AppSpecificScore`), P6 = (peers behind the peer's IP address - threshold)^2 above
 //! the threshold, and P7 = (penalty - threshold)^2 above the threshold.
-//! Counters decay every decay interval and snap to 0 below `decay_to_zero`. A down
-//! peer's link and counters stay (go keeps non-positive scores for `retain_score`, and
-//! the model's crashes are shorter than that), so score retention is not modelled
-//! further.
+//! Counters decay every decay interval and snap to 0 below `decay_to_zero`.
+//! When a peer disconnects (goes down), go forgets a positive score outright and keeps
+//! any other for `retain_score`, without decay, with first deliveries reset and the
+//! mesh delivery deficit turned into the sticky penalty: a peer cannot wash a bad score
+//! by reconnecting. A node that restarts is a new process and knows nobody's score.
 
 use serde::Deserialize;
 
@@ -64,6 +65,13 @@ pub struct ScoreConfig {
     pub ip_colocation_factor_weight: f64,
     #[serde(default = "one")]
     pub ip_colocation_factor_threshold: f64,
+    /// How long the score of a disconnected peer is kept (unless positive).
+    #[serde(default = "one_hour")]
+    pub retain_score_ns: Time,
+}
+
+fn one_hour() -> Time {
+    3_600_000_000_000
 }
 
 fn one() -> f64 {
@@ -101,6 +109,8 @@ pub struct Scores {
     app_score: Vec<f64>,
     /// P6: the owner's peers behind the same address as each link's peer (itself included).
     colocated: Vec<u32>,
+    /// Disconnected peers: until when their counters are kept (None: connected).
+    retained_until: Vec<Option<Time>>,
 }
 
 impl Scores {
@@ -112,6 +122,7 @@ impl Scores {
             behaviour_penalty: vec![0.0; links],
             app_score: vec![0.0; links],
             colocated: vec![1; links],
+            retained_until: vec![None; links],
         }
     }
 
@@ -122,6 +133,48 @@ impl Scores {
         self.behaviour_penalty.push(0.0);
         self.app_score.push(0.0);
         self.colocated.push(1);
+        self.retained_until.push(None);
+    }
+
+    /// Forget everything counted about the peer of `link` (its P5 and P6 stay: they are
+    /// properties of the peer, not of its behaviour).
+    pub fn forget(&mut self, link: u32) {
+        let base = link as usize * self.topics;
+        self.stats[base..base + self.topics].fill(TopicStats::default());
+        self.behaviour_penalty[link as usize] = 0.0;
+        self.retained_until[link as usize] = None;
+    }
+
+    /// The peer of `link` disconnected (go's `OnClosedOutboundStream`): forget a positive
+    /// score; keep any other until `now + retain_score`, with first deliveries reset and
+    /// each active mesh delivery deficit made sticky (P3b).
+    pub fn disconnect(&mut self, link: u32, now: Time) {
+        if self.score(link) > 0.0 {
+            self.forget(link);
+            return;
+        }
+        let threshold = self.params.mesh_message_deliveries_threshold;
+        for topic in 0..self.topics as u16 {
+            let t = self.topic(link, topic);
+            t.first_deliveries = 0.0;
+            if t.in_mesh && t.mesh_deliveries_active && t.mesh_deliveries < threshold {
+                let deficit = threshold - t.mesh_deliveries;
+                t.mesh_failure_penalty += deficit * deficit;
+            }
+            t.in_mesh = false;
+        }
+        self.retained_until[link as usize] = Some(now + self.params.retain_score_ns);
+    }
+
+    /// The peer of `link` connected again: its retained counters count again, unless
+    /// their retention expired.
+    pub fn reconnect(&mut self, link: u32, now: Time) {
+        if let Some(until) = self.retained_until[link as usize] {
+            if now > until {
+                self.forget(link);
+            }
+            self.retained_until[link as usize] = None;
+        }
     }
 
     pub fn set_app_score(&mut self, link: u32, score: f64) {
@@ -221,6 +274,11 @@ impl Scores {
         self.params.mesh_message_deliveries_window_ns
     }
 
+    /// The peer delivered a message that failed validation (P4; go has no cap).
+    pub fn invalid_delivery(&mut self, link: u32, topic: u16) {
+        self.topic(link, topic).invalid_deliveries += 1.0;
+    }
+
     pub fn add_penalty(&mut self, link: u32, count: f64) {
         self.behaviour_penalty[link as usize] += count;
     }
@@ -234,6 +292,14 @@ impl Scores {
         let p = self.params.clone();
         let snap = |x: f64| if x < p.decay_to_zero { 0.0 } else { x };
         for link in links {
+            // A retained score does not decay; it is thrown away once expired.
+            if let Some(until) = self.retained_until[link as usize] {
+                if now > until {
+                    self.forget(link);
+                    self.retained_until[link as usize] = Some(until);
+                }
+                continue;
+            }
             for topic in 0..self.topics as u16 {
                 let t = self.topic(link, topic);
                 t.first_deliveries = snap(t.first_deliveries * p.first_message_deliveries_decay);
@@ -296,6 +362,7 @@ mod tests {
             app_specific: Vec::new(),
             ip_colocation_factor_weight: -5.0,
             ip_colocation_factor_threshold: 10.0,
+            retain_score_ns: 3600 * S,
         }
     }
 

@@ -230,6 +230,8 @@ pub struct Simulation {
     /// Per node: when its scores last decayed.
     pub(crate) last_decay: Vec<Time>,
     cpu_per_message: Vec<Time>,
+    /// Payload bytes of the invalid messages adversaries send.
+    pub(crate) invalid_size: u32,
     /// What links between any two nodes are made of (for connections opened later).
     pub(crate) placement: Option<Placement>,
     pub(crate) latency_model: LatencyModel,
@@ -376,6 +378,11 @@ impl Simulation {
             rpcs: RpcSlab::default(),
             out,
             cpu_per_message: config.network.cpu_per_message_ns.clone(),
+            invalid_size: config
+                .adversaries
+                .iter()
+                .find(|a| a.behaviour == Misbehaviour::SpamInvalid)
+                .map_or(0, |a| a.spam_size),
             placement: config.network.placement.clone(),
             latency_model: config.network.latency.clone(),
             base_loss: config.network.loss,
@@ -577,6 +584,14 @@ impl Simulation {
             }
             return;
         }
+        let mut msgs = msgs;
+        let known = self.messages.len() as u32;
+        if msgs.iter().any(|m| m.msg >= known) {
+            for m in msgs.iter().filter(|m| m.msg >= known) {
+                self.receive_invalid(receiver, back, sender, m.msg);
+            }
+            msgs.retain(|m| m.msg < known);
+        }
         if self.proto.router == Router::Gossipsub && !msgs.is_empty() {
             self.preprocess(receiver, back, &msgs);
         }
@@ -637,6 +652,44 @@ impl Simulation {
         );
     }
 
+    /// A message an adversary made up: validated like any other (its CPU cost and place
+    /// in the validation queue are the attack), then rejected.
+    fn receive_invalid(&mut self, node: u32, back: u32, sender: u32, msg: u32) {
+        let cpu = self.cpu_per_message[node as usize];
+        if cpu == 0 {
+            self.reject(node, back, msg);
+            return;
+        }
+        let now = self.now();
+        let state = &mut self.nodes[node as usize];
+        if state.cpu_pending > self.proto.validate_queue {
+            self.count_drop(node, sender, Kind::Payload, "validation-queue-full");
+            return;
+        }
+        let done = now.max(state.cpu_free) + cpu;
+        state.cpu_free = done;
+        state.cpu_pending += 1;
+        state.validating.entry(msg).or_default().push(back);
+        let event = Event::Validated {
+            node,
+            msg,
+            link: back,
+            hop: 0,
+        };
+        self.queue.push(done, node, event);
+    }
+
+    /// An invalid message failed validation: the peer that sent it pays (P4, go's
+    /// `RejectMessage`), and it goes no further.
+    fn reject(&mut self, node: u32, back: u32, msg: u32) {
+        let topic = self.invalid_topic(msg);
+        if let Some(scores) = &mut self.scores {
+            scores.invalid_delivery(back, topic);
+        }
+        let sender = self.links.peer[back as usize];
+        self.count_drop(node, sender, Kind::Payload, "rejected-invalid");
+    }
+
     /// A copy finished validation: the first one is delivered, later ones are duplicates.
     fn validated(&mut self, node: u32, msg: u32, back: u32, hop: u16) {
         let state = &mut self.nodes[node as usize];
@@ -654,6 +707,10 @@ impl Simulation {
         }
         if state.down {
             return; // validated by a node that is down: nobody will ever see it
+        }
+        if msg >= self.messages.len() as u32 {
+            self.reject(node, back, msg);
+            return;
         }
         match self.seen_counting_duplicate(node, msg) {
             Some(seen) => self.count_duplicate(seen),

@@ -88,7 +88,12 @@ impl Simulation {
         self.attach_stashed_control(link, rpc);
         let messages = &self.messages;
         let r = self.rpcs.get_mut(rpc);
-        r.measure(&self.wire, |m| u64::from(messages[m as usize].size));
+        let invalid_size = self.invalid_size;
+        r.measure(&self.wire, |m| {
+            messages
+                .get(m as usize)
+                .map_or(u64::from(invalid_size), |info| u64::from(info.size))
+        });
         if self.transport.waiting(link) >= self.proto.peer_outbound_queue {
             self.drop_rpc(sender, link, rpc);
             return;

@@ -1,7 +1,6 @@
-//! Peer exchange and the application and IP-colocation score terms (gossipsub v1.1),
-//! staged on hand-built graphs. Expected outcomes come from go-libp2p-pubsub's
-//! `gossipsub.go` (makePrune, handlePrune, pxConnect, connector) and `score.go`, and
-//! from the wire encoding worked out by hand, not from running the model.
+//! Peer exchange (gossipsub v1.1), staged on hand-built graphs. Expected outcomes come
+//! from go-libp2p-pubsub's `gossipsub.go` (makePrune, handlePrune, pxConnect,
+//! connector) and from the wire encoding worked out by hand, not from running the model.
 
 mod common;
 use common::*;
@@ -157,46 +156,6 @@ fn a_graft_during_backoff_is_answered_without_an_offer() {
     let t = sim.now();
     sim.run_until(t + 100 * MS);
     assert_eq!(prune_bytes_received(&sim, 1) - before, 29);
-}
-
-#[test]
-fn an_application_score_below_the_graylist_silences_a_peer() {
-    // Node 0 scores node 1 at app_specific_weight (10) x -100 = -1000 < graylist (-80),
-    // so it ignores node 1's messages (go: AcceptFrom returns AcceptNone).
-    let mut score = score_params();
-    score["app_specific_weight"] = json!(10.0);
-    score["app_specific"] = json!([{"nodes": [1], "score": -100.0}]);
-    let c = config(
-        2,
-        "gossipsub",
-        LATENCY,
-        10 * S,
-        1,
-        json!({"protocol": {"score": score}}),
-    );
-    let mut sim = Simulation::new(&c, &line(2), &messages(1, 3 * S, 0, 1, 100)).unwrap();
-    assert_eq!(sim.peer_score(0, 1), -1000.0);
-    assert_eq!(sim.peer_score(1, 0), 0.0);
-    sim.run();
-    assert_eq!(sim.output().deliveries.len(), 0);
-}
-
-#[test]
-fn peers_behind_one_address_beyond_the_threshold_are_penalized_by_the_square() {
-    // Leaves 1..=12 share an address; the hub counts 12 peers there, 2 over the
-    // threshold of 10: P6 = 4, weighted -5: -20. Leaf 13 has its own address.
-    let mut score = score_params();
-    score["ip_colocation_factor_weight"] = json!(-5.0);
-    score["ip_colocation_factor_threshold"] = json!(10.0);
-    let shared: Vec<u32> = (1..=12).collect();
-    let patch = json!({"protocol": {"score": score}, "network": {"shared_ips": [shared]}});
-    let c = config(14, "gossipsub", LATENCY, 10 * S, 1, patch);
-    let sim = Simulation::new(&c, &star(13), &Schedule::default()).unwrap();
-    assert_eq!(sim.peer_score(0, 1), -20.0);
-    assert_eq!(sim.peer_score(0, 12), -20.0);
-    assert_eq!(sim.peer_score(0, 13), 0.0);
-    // A leaf knows one peer at that address (none: the hub has its own): no penalty.
-    assert_eq!(sim.peer_score(1, 0), 0.0);
 }
 
 #[test]
