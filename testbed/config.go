@@ -10,10 +10,13 @@ import (
 // Durations are integer nanoseconds so that no unit parsing is repeated here: the
 // scenario was validated and resolved once, in Python.
 type Config struct {
-	Index     int          `json:"index"`
-	Seed      uint64       `json:"seed"`
-	Listen    string       `json:"listen"`
-	Peers     []PeerConfig `json:"peers"`
+	Index  int          `json:"index"`
+	Seed   uint64       `json:"seed"`
+	Listen string       `json:"listen"`
+	Peers  []PeerConfig `json:"peers"`
+	// Direct lists this node's direct (explicit) peers: neighbours it forwards every
+	// message to and never meshes with (go's WithDirectPeers, configured on both ends).
+	Direct    []PeerConfig `json:"direct"`
 	Transport string       `json:"transport"` // tcp | quic
 	Security  string       `json:"security"`  // noise | tls
 	Muxer     string       `json:"muxer"`     // yamux (tcp) | quic (native streams)
@@ -81,6 +84,10 @@ type ProtocolConfig struct {
 	ValidateQueue           int     `json:"validate_queue"`
 	Signing                 string  `json:"signing"`    // strict-sign | strict-no-sign
 	MessageID               string  `json:"message_id"` // go | ethereum
+	// PeerExchange sends up to PrunePeers other topic peers with each PRUNE
+	// (WithPeerExchange); the pruned node dials them from their signed peer records.
+	PeerExchange bool `json:"peer_exchange"`
+	PrunePeers   int  `json:"prune_peers"`
 }
 
 // ScoreConfig mirrors [protocol.score]; present only when scoring is enabled.
@@ -117,6 +124,15 @@ type ScoreConfig struct {
 	DecayIntervalNs                   int64   `json:"decay_interval_ns"`
 	DecayToZero                       float64 `json:"decay_to_zero"`
 	RetainScoreNs                     int64   `json:"retain_score_ns"`
+	// AppSpecific is P5: the application's score of the listed nodes, the same at
+	// every node; peers not listed score 0.
+	AppSpecific []AppScore `json:"app_specific"`
+}
+
+// AppScore gives Nodes (node indexes) the application-specific score Score.
+type AppScore struct {
+	Nodes []int   `json:"nodes"`
+	Score float64 `json:"score"`
 }
 
 func readConfig(path string) (*Config, error) {

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"net/netip"
 	"os"
@@ -34,7 +35,33 @@ type DelayConfig struct {
 	JitterNs int64       `json:"jitter_ns"`
 	Seed     uint64      `json:"seed"`
 	Pairs    []DelayPair `json:"pairs"`
-	Stats    string      `json:"stats"` // where to write the statistics on exit
+	// Rule gives the latency of node pairs that Pairs does not list: nodes that were not
+	// neighbours in the topology but connect during the run (peer exchange). Without
+	// it such packets pass undelayed.
+	Rule  *LatencyRule `json:"rule,omitempty"`
+	Stats string       `json:"stats"` // where to write the statistics on exit
+}
+
+// LatencyRule is the scenario's latency model for any pair of nodes, the same one that
+// gave the edges their latency: a base latency plus each end's added latency.
+type LatencyRule struct {
+	FirstIP string `json:"first_ip"` // node 0's address; node i is 4 i further
+	Nodes   int    `json:"nodes"`
+	// Kind of the base latency: "matrix" is Matrix[Region[src]][Region[dst]] (a
+	// constant is a 1x1 matrix, Region empty: every node in region 0); "uniform",
+	// "normal" and "lognormal" draw once per unordered pair from Seed and the pair.
+	Kind     string    `json:"kind"`
+	Region   []int     `json:"region"`
+	Matrix   [][]int64 `json:"matrix"`
+	MinNs    int64     `json:"min_ns"`
+	MaxNs    int64     `json:"max_ns"`
+	MeanNs   float64   `json:"mean_ns"`
+	StdNs    float64   `json:"std_ns"`
+	MedianNs float64   `json:"median_ns"`
+	Sigma    float64   `json:"sigma"`
+	Seed     uint64    `json:"seed"`
+	AddedNs  []int64   `json:"added_ns"` // per node, added at both ends; empty: none
+	first    uint32
 }
 
 // DelayPair is the one-way latency from Src to Dst (IPv4 addresses).
@@ -131,6 +158,93 @@ type delayStage struct {
 	packets       uint64
 	unknown       uint64 // packets of pairs without a configured delay: passed at once
 	verdictErrors uint64
+	rule          *LatencyRule
+	ruled         uint64 // directed pairs whose delay came from the rule (not topology edges)
+}
+
+func (r *LatencyRule) check() error {
+	first, err := netip.ParseAddr(r.FirstIP)
+	if err != nil || !first.Is4() {
+		return fmt.Errorf("rule: first_ip %q is not an IPv4 address", r.FirstIP)
+	}
+	b := first.As4()
+	r.first = binary.BigEndian.Uint32(b[:])
+	if len(r.Region) != 0 && len(r.Region) != r.Nodes {
+		return fmt.Errorf("rule: %d regions for %d nodes", len(r.Region), r.Nodes)
+	}
+	if len(r.AddedNs) != 0 && len(r.AddedNs) != r.Nodes {
+		return fmt.Errorf("rule: %d added latencies for %d nodes", len(r.AddedNs), r.Nodes)
+	}
+	switch r.Kind {
+	case "matrix":
+		for _, row := range r.Matrix {
+			if len(row) != len(r.Matrix) {
+				return fmt.Errorf("rule: the latency matrix is not square")
+			}
+		}
+		regions := 1
+		for _, g := range r.Region {
+			regions = max(regions, g+1)
+			if g < 0 {
+				return fmt.Errorf("rule: negative region %d", g)
+			}
+		}
+		if len(r.Matrix) < regions {
+			return fmt.Errorf("rule: %d regions, a %d x %d matrix", regions, len(r.Matrix), len(r.Matrix))
+		}
+	case "uniform":
+		if r.MaxNs < r.MinNs {
+			return fmt.Errorf("rule: uniform latency with max %d < min %d", r.MaxNs, r.MinNs)
+		}
+	case "normal", "lognormal":
+	default:
+		return fmt.Errorf("rule: unknown latency kind %q", r.Kind)
+	}
+	return nil
+}
+
+// node is the index of the node owning address ip, if any.
+func (r *LatencyRule) node(ip [4]byte) (int, bool) {
+	offset := int64(binary.BigEndian.Uint32(ip[:])) - int64(r.first)
+	if offset < 0 || offset%4 != 0 || offset/4 >= int64(r.Nodes) {
+		return 0, false
+	}
+	return int(offset / 4), true
+}
+
+// latency is the one-way latency from node a to node b.
+func (r *LatencyRule) latency(a, b int) time.Duration {
+	var base float64
+	switch r.Kind {
+	case "matrix":
+		ga, gb := 0, 0
+		if len(r.Region) > 0 {
+			ga, gb = r.Region[a], r.Region[b]
+		}
+		base = float64(r.Matrix[ga][gb])
+	default:
+		// One draw per unordered pair, as an edge has one latency in both directions.
+		lo, hi := uint64(min(a, b)), uint64(max(a, b))
+		rng := rand.New(rand.NewPCG(r.Seed, lo<<32|hi))
+		switch r.Kind {
+		case "uniform":
+			base = float64(r.MinNs + rng.Int64N(r.MaxNs-r.MinNs+1))
+		case "normal":
+			base = r.MeanNs + r.StdNs*standardNormal(rng)
+		case "lognormal":
+			base = r.MedianNs * math.Exp(r.Sigma*standardNormal(rng))
+		}
+	}
+	if len(r.AddedNs) > 0 {
+		base += float64(r.AddedNs[a] + r.AddedNs[b])
+	}
+	return time.Duration(max(0, math.Round(base)))
+}
+
+// standardNormal is a Box-Muller draw (the Python side draws edges the same way).
+func standardNormal(rng *rand.Rand) float64 {
+	u1 := 1 - rng.Float64() // (0, 1]: the log is finite
+	return math.Sqrt(-2*math.Log(u1)) * math.Cos(2*math.Pi*rng.Float64())
 }
 
 func newDelayStage(c *DelayConfig) (*delayStage, error) {
@@ -152,6 +266,12 @@ func newDelayStage(c *DelayConfig) (*delayStage, error) {
 		}
 		s.delays[pairOf(src.As4(), dst.As4())] = time.Duration(p.DelayNs)
 	}
+	if c.Rule != nil {
+		if err := c.Rule.check(); err != nil {
+			return nil, err
+		}
+		s.rule = c.Rule
+	}
 	return s, nil
 }
 
@@ -168,6 +288,16 @@ func (s *delayStage) admit(id uint32, packet []byte, arrived time.Time) bool {
 	defer s.mu.Unlock()
 	s.packets++
 	delay, ok := s.delays[key]
+	if !ok && s.rule != nil {
+		// A pair that was not an edge: its latency from the scenario's model, once.
+		a, okA := s.rule.node(src)
+		b, okB := s.rule.node(dst)
+		if okA && okB && a != b {
+			delay, ok = s.rule.latency(a, b), true
+			s.delays[key] = delay
+			s.ruled++
+		}
+	}
 	if !ok || (delay == 0 && s.jitter == 0) {
 		s.unknown++
 		return false
@@ -266,6 +396,7 @@ func (s *delayStage) stats(queue uint16, wall time.Duration) map[string]any {
 		"packets":          s.packets,
 		"delayed":          s.late.total,
 		"passed_undelayed": s.unknown,
+		"pairs_by_rule":    s.ruled,
 		"held_at_exit":     len(s.held),
 		"lateness_ms": map[string]float64{
 			"p50": ms(s.late.quantile(0.50)), "p99": ms(s.late.quantile(0.99)),

@@ -65,3 +65,65 @@ func TestLatenessQuantiles(t *testing.T) {
 		t.Fatalf("max %v", l.max)
 	}
 }
+
+func TestPairsBeyondTheTableFollowTheRule(t *testing.T) {
+	// Nodes 0, 1, 2 at 10.77.0.2, .6, .10; regions 0, 1, 1; node 2 adds 5 ms at its end.
+	ms := int64(time.Millisecond)
+	s, err := newDelayStage(&DelayConfig{
+		Pairs: []DelayPair{{Src: "10.77.0.2", Dst: "10.77.0.6", DelayNs: 7 * ms}},
+		Rule: &LatencyRule{
+			FirstIP: "10.77.0.2", Nodes: 3, Kind: "matrix",
+			Region: []int{0, 1, 1}, Matrix: [][]int64{{10 * ms, 40 * ms}, {30 * ms, 20 * ms}},
+			AddedNs: []int64{0, 0, 5 * ms},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ip := func(i int) [4]byte { return [4]byte{10, 77, 0, byte(4*i + 2)} }
+	t0 := time.Unix(100, 0)
+	cases := []struct {
+		a, b int
+		want time.Duration
+	}{
+		{0, 1, 7 * time.Millisecond},  // listed in the table: the table wins
+		{1, 0, 30 * time.Millisecond}, // region 1 -> 0
+		{0, 2, 45 * time.Millisecond}, // region 0 -> 1, + 5 ms at node 2
+		{2, 1, 25 * time.Millisecond}, // region 1 -> 1, + 5 ms at node 2
+	}
+	for i, c := range cases {
+		if !s.admit(uint32(i), ipv4Packet(ip(c.a), ip(c.b)), t0) {
+			t.Fatalf("%d -> %d passed undelayed", c.a, c.b)
+		}
+		if got := s.delays[pairOf(ip(c.a), ip(c.b))]; got != c.want {
+			t.Fatalf("%d -> %d: %v, want %v", c.a, c.b, got, c.want)
+		}
+	}
+	if s.ruled != 3 {
+		t.Fatalf("%d pairs by rule, want 3", s.ruled)
+	}
+	// Addresses that are no node's (a core address, a node past the last) pass at once.
+	if s.admit(10, ipv4Packet([4]byte{10, 77, 0, 1}, ip(1)), t0) || s.admit(11, ipv4Packet(ip(0), ip(3)), t0) {
+		t.Fatal("a packet not between two nodes was held")
+	}
+}
+
+func TestDrawnPairLatencyIsSymmetricAndInRange(t *testing.T) {
+	r := &LatencyRule{FirstIP: "10.77.0.2", Nodes: 50, Kind: "uniform", MinNs: 10, MaxNs: 20, Seed: 7}
+	if err := r.check(); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[time.Duration]bool{}
+	for a := range 50 {
+		for b := range 50 {
+			d := r.latency(a, b)
+			if d != r.latency(b, a) || d < 10 || d > 20 {
+				t.Fatalf("%d<->%d: %v vs %v", a, b, d, r.latency(b, a))
+			}
+			seen[d] = true
+		}
+	}
+	if len(seen) != 11 {
+		t.Fatalf("%d distinct values of 11", len(seen))
+	}
+}

@@ -67,7 +67,10 @@ type publishRecord struct {
 }
 
 type dropRecord struct {
-	Peer   int    `json:"peer"` // node index, -1 if not a neighbour
+	Peer int `json:"peer"` // node index, -1 if not a neighbour of the topology
+	// PeerID (base64 of the raw id) names a peer that is not a neighbour, e.g. one
+	// met through peer exchange; the converter maps it to its node.
+	PeerID string `json:"peer_id,omitempty"`
 	Kind   string `json:"kind"`
 	Reason string `json:"reason"`
 	Count  uint64 `json:"count"`
@@ -322,13 +325,14 @@ func (n *node) connect(ctx context.Context) {
 }
 
 // awaitReady blocks until every topic has all neighbours as subscribers and, with
-// gossipsub, a mesh of at least min(D_lo, degree) peers, or until the warm-up has
-// passed since the node started; then it tells the orchestrator which it was.
+// gossipsub, a mesh of at least min(D_lo, degree - direct peers) peers (direct peers
+// are never meshed), or until the warm-up has passed since the node started; then it
+// tells the orchestrator which it was.
 func (n *node) awaitReady(ctx context.Context, started time.Time) {
 	degree := len(n.c.Peers)
 	want := degree
 	if n.c.Router == "gossipsub" {
-		want = min(n.c.Protocol.Dlo, degree)
+		want = min(n.c.Protocol.Dlo, degree-len(n.c.Direct))
 	}
 	by := "warmup"
 	for time.Since(started) < time.Duration(n.c.WarmupNs) && ctx.Err() == nil {
@@ -414,11 +418,13 @@ func (n *node) finish(_ context.Context) error {
 		n.result.Traffic[kindNames[k]] = n.raw.traffic[k]
 	}
 	for key, count := range n.raw.drops {
-		index, ok := n.ids[key.peer]
-		if !ok {
-			index = -1
+		record := dropRecord{Peer: -1, Kind: key.kind, Reason: key.reason, Count: count}
+		if index, ok := n.ids[key.peer]; ok {
+			record.Peer = index
+		} else if key.peer != "" {
+			record.PeerID = base64.StdEncoding.EncodeToString([]byte(key.peer))
 		}
-		n.result.Drops = append(n.result.Drops, dropRecord{index, key.kind, key.reason, count})
+		n.result.Drops = append(n.result.Drops, record)
 	}
 	n.raw.mu.Unlock()
 	raw, err := json.MarshalIndent(n.result, "", " ")

@@ -9,6 +9,7 @@ import (
 	pb "github.com/libp2p/go-libp2p-pubsub/pb"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/libp2p/go-libp2p/core/protocol"
+	ma "github.com/multiformats/go-multiaddr"
 )
 
 // topicName is topic t's name on the wire. It is 20 characters long, the length the
@@ -16,7 +17,8 @@ import (
 func topicName(t int) string { return fmt.Sprintf("gossiplab-topic-%04d", t) }
 
 // gossipParams maps the scenario's [protocol] onto go's GossipSubParams. Fields the
-// scenario does not name keep go's defaults (connectors, PX, direct peers...).
+// scenario does not name keep go's defaults (connectors, connection timeout, direct
+// connect ticks...).
 func gossipParams(p ProtocolConfig) pubsub.GossipSubParams {
 	g := pubsub.DefaultGossipSubParams()
 	g.D, g.Dlo, g.Dhi = p.D, p.Dlo, p.Dhi
@@ -35,6 +37,7 @@ func gossipParams(p ProtocolConfig) pubsub.GossipSubParams {
 	g.MaxIHaveLength, g.MaxIHaveMessages = p.MaxIHaveLength, p.MaxIHaveMessages
 	g.IWantFollowupTime = time.Duration(p.IWantFollowupNs)
 	g.IDontWantMessageThreshold = p.IDontWantThreshold
+	g.PrunePeers = p.PrunePeers
 	return g
 }
 
@@ -64,11 +67,32 @@ func ethereumMessageID(m *pb.Message) string {
 	return string(h.Sum(nil)[:20])
 }
 
-func scoreOptions(s *ScoreConfig, topics int) (*pubsub.PeerScoreParams, *pubsub.PeerScoreThresholds) {
+// appScores maps the peer ids of the nodes listed in app_specific to their score (a node
+// listed twice gets the later score, as a later entry overrides an earlier one).
+func appScores(seed uint64, entries []AppScore) (map[peer.ID]float64, error) {
+	scores := map[peer.ID]float64{}
+	for _, entry := range entries {
+		for _, index := range entry.Nodes {
+			_, id, err := nodeKey(seed, index)
+			if err != nil {
+				return nil, err
+			}
+			scores[id] = entry.Score
+		}
+	}
+	return scores, nil
+}
+
+func scoreOptions(s *ScoreConfig, topics int, seed uint64) (*pubsub.PeerScoreParams, *pubsub.PeerScoreThresholds, error) {
+	app, err := appScores(seed, s.AppSpecific)
+	if err != nil {
+		return nil, nil, err
+	}
 	params := &pubsub.PeerScoreParams{
-		Topics:                      map[string]*pubsub.TopicScoreParams{},
-		TopicScoreCap:               s.TopicScoreCap,
-		AppSpecificScore:            func(peer.ID) float64 { return 0 },
+		Topics:        map[string]*pubsub.TopicScoreParams{},
+		TopicScoreCap: s.TopicScoreCap,
+		// P5: peers not listed get 0 (a missing key's zero value).
+		AppSpecificScore:            func(p peer.ID) float64 { return app[p] },
 		AppSpecificWeight:           s.AppSpecificWeight,
 		IPColocationFactorWeight:    s.IPColocationFactorWeight,
 		IPColocationFactorThreshold: int(s.IPColocationFactorThreshold),
@@ -107,7 +131,25 @@ func scoreOptions(s *ScoreConfig, topics int) (*pubsub.PeerScoreParams, *pubsub.
 		AcceptPXThreshold:           s.AcceptPXThreshold,
 		OpportunisticGraftThreshold: s.OpportunisticGraftThreshold,
 	}
-	return params, thresholds
+	return params, thresholds, nil
+}
+
+// directPeers is the AddrInfo of every direct peer of this node: ids from the seed,
+// addresses from the node index (the orchestrator wrote them into the config).
+func directPeers(c *Config) ([]peer.AddrInfo, error) {
+	infos := make([]peer.AddrInfo, 0, len(c.Direct))
+	for _, d := range c.Direct {
+		_, id, err := nodeKey(c.Seed, d.Index)
+		if err != nil {
+			return nil, err
+		}
+		addr, err := ma.NewMultiaddr(d.Addr)
+		if err != nil {
+			return nil, fmt.Errorf("direct peer %d: %w", d.Index, err)
+		}
+		infos = append(infos, peer.AddrInfo{ID: id, Addrs: []ma.Multiaddr{addr}})
+	}
+	return infos, nil
 }
 
 // pubsubOptions is every option the scenario implies, for the chosen router.
@@ -156,9 +198,20 @@ func pubsubOptions(c *Config, events pubsub.EventTracer, raw pubsub.RawTracer) (
 		pubsub.WithGossipSubParams(gossipParams(p)),
 		pubsub.WithGossipSubProtocols(protos, pubsub.GossipSubDefaultFeatures),
 		pubsub.WithFloodPublish(p.FloodPublish),
+		pubsub.WithPeerExchange(p.PeerExchange),
 	)
+	if len(c.Direct) > 0 {
+		infos, err := directPeers(c)
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, pubsub.WithDirectPeers(infos))
+	}
 	if c.Score != nil {
-		params, thresholds := scoreOptions(c.Score, c.Topics)
+		params, thresholds, err := scoreOptions(c.Score, c.Topics, c.Seed)
+		if err != nil {
+			return nil, err
+		}
 		opts = append(opts, pubsub.WithPeerScore(params, thresholds))
 	}
 	return opts, nil

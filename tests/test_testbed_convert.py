@@ -9,13 +9,14 @@ timestamps minus the run's start (epoch_unix_ns).
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
 import polars as pl
 
 from gossiplab.scenario import load_scenario
-from gossiplab.testbed.convert import convert
+from gossiplab.testbed.convert import NO_PEER, convert
 from gossiplab.topology import build_topology
 from gossiplab.workload import build_schedule
 
@@ -94,3 +95,42 @@ def test_a_node_without_results_is_reported(tmp_path: Path) -> None:
     assert conversion.missing_results == [2]
     # Its trace still counts, but messages it sent are attributed to an unknown peer.
     assert conversion.tables.deliveries.filter(pl.col("node") == 2).height == 2
+
+
+def test_connections_are_the_topologys_edges_here() -> None:
+    conversion = _convert(DATA, receipts=False)
+    # Every node opened a pubsub stream to both neighbours, and to no one else.
+    assert sorted((node, peer) for _, node, peer in conversion.streams) == [
+        (0, 1), (0, 2), (1, 0), (1, 2), (2, 0), (2, 1)
+    ]  # fmt: skip
+    assert conversion.connections([(0, 1), (1, 2), (2, 0)]) == {
+        "topology_edges": 3,
+        "edges_connected": 3,
+        "beyond_topology": 0,
+        "beyond_pairs": [],
+        "first_beyond_t_ns": None,
+        "unknown_peers": 0,
+    }
+    # Against a line 0-1-2, the 2-0 connection is one made during the run.
+    line = conversion.connections([(0, 1), (1, 2)])
+    assert (line["edges_connected"], line["beyond_pairs"]) == (2, [[0, 2]])
+    first = min(t for t, node, peer in conversion.streams if {node, peer} == {0, 2})
+    assert line["first_beyond_t_ns"] == first
+
+
+def test_a_drop_towards_a_peer_met_during_the_run_names_it(tmp_path: Path) -> None:
+    copy = tmp_path / "ring3"
+    shutil.copytree(DATA, copy)
+    path = copy / "node0" / "node.json"
+    result = json.loads(path.read_text())
+    node2 = json.loads((copy / "node2" / "node.json").read_text())["peer_id"]
+    result["drops"] = [
+        {"peer": -1, "peer_id": node2, "kind": "payload", "reason": "queue-full", "count": 3},
+        {"peer": -1, "kind": "payload", "reason": "undeliverable", "count": 1},
+    ]
+    path.write_text(json.dumps(result))
+    drops = _convert(copy, receipts=False).tables.drops
+    assert drops.select("node", "peer", "reason", "count").rows() == [
+        (0, 2, "queue-full", 3),
+        (0, NO_PEER, "undeliverable", 1),
+    ]

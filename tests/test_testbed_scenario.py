@@ -11,7 +11,7 @@ from gossiplab.errors import ScenarioError
 from gossiplab.scenario import parse_scenario, scenario_to_toml
 from gossiplab.testbed.ceiling import CPU_PER_COPY_SIGNED_S, capacity_warning, estimated_cores
 from gossiplab.testbed.crosscheck import check_both
-from gossiplab.testbed.support import check_supported
+from gossiplab.testbed.support import check_supported, notes
 from gossiplab.topology import build_topology
 
 
@@ -79,3 +79,38 @@ def test_capacity_warning_follows_copies_per_second(tmp_path: Path) -> None:
     heavy = load(tmp_path, topology={"kind": "full", "nodes": 10}, workload={"rate": "1000/s"})
     warning = capacity_warning(heavy, build_topology(heavy), cores=2)
     assert warning is not None and f"{10 * expected:.2f} cores" in warning
+
+
+def test_shared_ips_are_refused_by_the_testbed(tmp_path: Path) -> None:
+    s = load(tmp_path, topology={"kind": "line", "nodes": 4}, network={"shared_ips": [[0, 1]]})
+    with pytest.raises(ScenarioError) as err:
+        check_supported(s)
+    assert "network.shared_ips" in str(err.value) and 'use backend = "model"' in str(err.value)
+
+
+def test_per_class_loss_is_refused_not_ignored(tmp_path: Path) -> None:
+    classes = [{"name": "a", "share": 0.5, "added_loss": 0.01}, {"name": "b", "share": 0.5}]
+    s = load(tmp_path, network={"classes": classes})
+    with pytest.raises(ScenarioError, match=r"network\.classes\[0\]\.added_loss"):
+        check_supported(s)
+
+
+def test_peer_exchange_direct_peers_and_app_scores_run_on_the_testbed(tmp_path: Path) -> None:
+    s = load(
+        tmp_path,
+        topology={"kind": "line", "nodes": 4},
+        protocol={
+            "peer_exchange": True,
+            "direct_peers": [[1, 2]],
+            "score": {"enabled": True, "app_specific": [{"nodes": [3], "score": -1.0}]},
+        },
+    )
+    check_supported(s)
+    assert notes(s) == []
+    randomsub = load(
+        tmp_path,
+        topology={"kind": "line", "nodes": 4},
+        protocol={"direct_peers": [[1, 2]]},
+        testbed={"router": "randomsub"},
+    )
+    assert any("direct_peers apply to gossipsub only" in note for note in notes(randomsub))

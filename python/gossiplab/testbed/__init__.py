@@ -178,6 +178,9 @@ def run_testbed(
             "broken_lines": conversion.broken_lines,
             "missing_results": conversion.missing_results,
         },
+        # Which pairs of nodes talked pubsub: the topology's edges and any made during the
+        # run (peer exchange), from the nodes' outbound pubsub streams.
+        "connections": conversion.connections(topology.edges.tolist()),
         "notes": notes(s),
         "warnings": warnings,
     }
@@ -213,12 +216,14 @@ def run_testbed(
         summary = aggregate(profiles)
         info["profile"] = summary
         profile_text = top_table(summary)
+    edges = topology.edges.tolist()
     tables = RunTables(
         publishes=conversion.tables.publishes,
         deliveries=conversion.tables.deliveries,
         traffic=conversion.tables.traffic,
         drops=conversion.tables.drops,
         receipts=conversion.tables.receipts,
+        connections=conversion.opened(edges) if s.protocol.peer_exchange else None,
         resources=resources,
     )
     _check_delay_error(s, delay_stats, work)

@@ -13,13 +13,18 @@ exact traffic counters and drops, written at exit) and ``trace.ndjson``
 - receipts (optional): every DELIVER_MESSAGE and DUPLICATE_MESSAGE.
 - traffic and drops: the counters of node.json (the raw tracer saw every RPC with its
   exact size; the trace's RPC events carry no sizes).
+- connections: which pairs of nodes talked pubsub, from ON_NEW_OUTBOUND_STREAM (go opens
+  one stream to every new pubsub peer, whenever the connection came up): the topology's
+  edges, and pairs that were not edges but connected during the run (peer exchange).
+  Nothing above assumes a static topology: senders are mapped by peer id from every
+  node's node.json, and hops follow the first-receipt tree over whatever links carried it.
 """
 
 from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,6 +43,11 @@ NO_HOP = 2**16 - 1  # a first receipt whose sender's own receipt is missing from
 PUBLISH_MESSAGE = 0
 DUPLICATE_MESSAGE = 2
 DELIVER_MESSAGE = 3
+ON_NEW_OUTBOUND_STREAM = 4
+RECV_RPC = 6  # kept only with testbed.trace_rpc
+GRAFT = 11  # a peer joined the node's mesh
+PRUNE = 12  # a peer left the node's mesh (the tests read these three from kept traces)
+LISTED_PAIRS = 100  # pairs beyond the topology named in the summary; all are counted
 
 
 @dataclass
@@ -49,6 +59,38 @@ class Conversion:
     unknown_ids: int = 0  # payload events whose id no publisher recorded
     broken_lines: int = 0  # trace lines that were not JSON (a node killed mid-write)
     missing_results: list[int] = field(default_factory=list)  # nodes without node.json
+    # (t_ns, node, peer) of each outbound pubsub stream: one per peer a node talked to
+    streams: list[tuple[int, int, int]] = field(default_factory=list)
+
+    def opened(self, edges: Iterable[Sequence[int]]) -> pl.DataFrame:
+        """The ``connections`` table: pairs beyond the topology, at the first stream either
+        end opened; the end that opened it first stands for the dialer."""
+        topology = {(min(a, b), max(a, b)) for a, b in edges}
+        first: dict[tuple[int, int], tuple[int, int, int]] = {}
+        for t, node, peer in sorted(self.streams):
+            pair = (min(node, peer), max(node, peer))
+            if peer != NO_PEER and pair not in topology and pair not in first:
+                first[pair] = (t, node, peer)
+        return _frame("connections", list(first.values()), sort=["t_ns", "node", "peer"])
+
+    def connections(self, edges: Iterable[Sequence[int]]) -> dict[str, Any]:
+        """Pairs that talked pubsub, against the topology's edges (for summary.json)."""
+        topology = {(min(a, b), max(a, b)) for a, b in edges}
+        first: dict[tuple[int, int], int] = {}
+        for t, node, peer in self.streams:
+            if peer == NO_PEER:
+                continue
+            pair = (min(node, peer), max(node, peer))
+            first[pair] = min(t, first.get(pair, t))
+        beyond = sorted((t, pair) for pair, t in first.items() if pair not in topology)
+        return {
+            "topology_edges": len(topology),
+            "edges_connected": sum(1 for pair in first if pair in topology),
+            "beyond_topology": len(beyond),
+            "beyond_pairs": [list(pair) for _, pair in beyond[:LISTED_PAIRS]],
+            "first_beyond_t_ns": beyond[0][0] if beyond else None,
+            "unknown_peers": sum(1 for _, _, peer in self.streams if peer == NO_PEER),
+        }
 
 
 def read_result(folder: Path) -> dict[str, Any] | None:
@@ -102,6 +144,10 @@ def convert(
         for event in trace_events(folder / TRACE_FILE, broken):
             conversion.events += 1
             kind = event.get("type")
+            if kind == ON_NEW_OUTBOUND_STREAM:
+                peer = ids.get(event["onNewOutboundStream"].get("peerID", ""), NO_PEER)
+                conversion.streams.append((int(event["timestamp"]) - epoch_ns, node, peer))
+                continue
             if kind not in (DELIVER_MESSAGE, DUPLICATE_MESSAGE):
                 continue
             body = event["deliverMessage" if kind == DELIVER_MESSAGE else "duplicateMessage"]
@@ -137,7 +183,7 @@ def convert(
         publishes=publishes,
         deliveries=deliveries,
         traffic=_traffic(results),
-        drops=_drops(results),
+        drops=_drops(results, ids),
         receipts=_frame("receipts", receipt_rows, sort=["msg", "t_ns", "node"])
         if receipts
         else None,
@@ -237,11 +283,12 @@ def _traffic(results: Mapping[int, dict[str, Any] | None]) -> pl.DataFrame:
     return _frame("traffic", rows, sort=["node"])
 
 
-def _drops(results: Mapping[int, dict[str, Any] | None]) -> pl.DataFrame:
+def _drops(results: Mapping[int, dict[str, Any] | None], ids: Mapping[str, int]) -> pl.DataFrame:
     rows = []
     for node, result in sorted(results.items()):
         for drop in (result or {}).get("drops") or []:
-            peer = drop["peer"] if drop["peer"] >= 0 else NO_PEER
+            # A peer that was not a neighbour (met through peer exchange) comes by its id.
+            peer = drop["peer"] if drop["peer"] >= 0 else ids.get(drop.get("peer_id", ""), NO_PEER)
             rows.append((node, peer, drop["kind"], drop["reason"], drop["count"]))
     return _frame("drops", rows, sort=["node", "peer", "kind", "reason"])
 

@@ -28,6 +28,8 @@ def protocol_config(s: Scenario) -> dict[str, Any]:
         "graft_flood_threshold_ns": p.graft_flood_threshold,
         "opportunistic_graft_ticks": p.opportunistic_graft_ticks,
         "opportunistic_graft_peers": p.opportunistic_graft_peers,
+        "peer_exchange": p.peer_exchange,
+        "prune_peers": p.prune_peers,
     }
 
 
@@ -44,7 +46,7 @@ def score_config(s: Scenario) -> dict[str, Any] | None:
     score = s.protocol.score
     if not score.enabled or s.testbed.router != "gossipsub":
         return None
-    values = score.model_dump()
+    values = score.model_dump()  # app_specific: [{nodes, score}], resolved to peer ids in Go
     values.pop("enabled")
     return {_SCORE_DURATIONS.get(key, key): value for key, value in values.items()}
 
@@ -57,6 +59,13 @@ def node_configs(
     for dialer, listener in topology.edges.tolist():
         peers[dialer].append({"index": listener, "addr": listen_addr(s, listener), "dial": True})
         peers[listener].append({"index": dialer, "addr": listen_addr(s, dialer), "dial": False})
+    # Direct peers on both ends (a pair listed twice, or both ways, counts once); only
+    # gossipsub has them.
+    direct: dict[int, set[int]] = {i: set() for i in range(topology.nodes)}
+    if s.testbed.router == "gossipsub":
+        for a, b in s.protocol.direct_peers:
+            direct[a].add(b)
+            direct[b].add(a)
     own: dict[int, list[dict[str, Any]]] = {i: [] for i in range(topology.nodes)}
     for msg in np.argsort(schedule.t_intended_ns, kind="stable").tolist():
         own[int(schedule.publisher[msg])].append(
@@ -88,6 +97,9 @@ def node_configs(
             "index": i,
             "listen": listen_addr(s, i),
             "peers": sorted(peers[i], key=lambda p: p["index"]),
+            "direct": [
+                {"index": d, "addr": listen_addr(s, d), "dial": False} for d in sorted(direct[i])
+            ],
             "schedule": own[i],
             "dir": dirs[i],
         }

@@ -27,7 +27,13 @@ from typing import IO, Any
 
 from gossiplab.scenario import Scenario
 from gossiplab.testbed.errors import TestbedError
-from gossiplab.testbed.links import bandwidths, delay_pairs, link_latencies
+from gossiplab.testbed.links import (
+    bandwidths,
+    delay_pairs,
+    has_latency,
+    latency_rule,
+    link_latencies,
+)
 from gossiplab.testbed.netns import (
     WORK_ROOT,
     build_network,
@@ -163,17 +169,17 @@ class Testbed:
         )
 
     def needs_delay(self) -> bool:
-        latency = self.s.network.latency
-        return self.s.network.jitter > 0 or not (isinstance(latency, int) and latency == 0)
+        return has_latency(self.s)
 
     def start_delay_stage(self) -> dict[str, Any]:
         """Start the NFQUEUE delay stage in the core namespace; return the pair table's summary."""
         latencies = link_latencies(self.s, self.topology)
+        one_way = [ns for pair in latencies for ns in pair]
         info = {
             "links": len(latencies),
             "latency_ms": {
-                "min": min(latencies, default=0) / 1e6,
-                "max": max(latencies, default=0) / 1e6,
+                "min": min(one_way, default=0) / 1e6,
+                "max": max(one_way, default=0) / 1e6,
             },
             "jitter_ms": self.s.network.jitter / 1e6,
         }
@@ -186,6 +192,8 @@ class Testbed:
             "jitter_ns": self.s.network.jitter,
             "seed": self.s.seed,
             "pairs": delay_pairs(self.topology, latencies),
+            # Pairs that connect during the run (peer exchange) get the same model.
+            "rule": latency_rule(self.s, self.topology.nodes),
             "stats": str(self.delay_stats_path),
         }
         path = self.work / "delay.json"

@@ -13,11 +13,20 @@ def unsupported_features(s: Scenario) -> list[Problem]:
     if s.faults:
         message = "faults are not run by the testbed yet"
         problems.append(Problem("faults", message, 'remove them, or use backend = "model"'))
-    if s.protocol.direct_peers:
-        message = "direct peers are not configured on the testbed's nodes yet"
-        problems.append(
-            Problem("protocol.direct_peers", message, 'remove them, or use backend = "model"')
+    if s.network.shared_ips:
+        message = (
+            "the testbed gives every node its own namespace and IP address, so nodes cannot "
+            "share one (IP colocation, P6)"
         )
+        problems.append(Problem("network.shared_ips", message, 'use backend = "model"'))
+    for i, node_class in enumerate(s.network.classes):
+        if node_class.added_loss:
+            message = (
+                "per-class loss is not run by the testbed yet: its links lose network.loss "
+                "of the packets, whatever the class"
+            )
+            hint = 'set added_loss = 0 (or put the loss in network.loss), or use backend = "model"'
+            problems.append(Problem(f"network.classes[{i}].added_loss", message, hint))
     if s.output.mode != "full":
         problems.append(Problem("output.mode", f"'{s.output.mode}' is not supported", 'use "full"'))
     if s.topology.nodes > MAX_NODES:
@@ -64,9 +73,19 @@ def notes(s: Scenario) -> list[str]:
         )
     if s.testbed.router != "gossipsub" and p.score.enabled:
         found.append(f"protocol.score applies to gossipsub only; {s.testbed.router} ignores it")
+    if s.testbed.router != "gossipsub" and (p.peer_exchange or p.direct_peers):
+        found.append(
+            "protocol.peer_exchange and protocol.direct_peers apply to gossipsub only; "
+            f"{s.testbed.router} ignores them"
+        )
     if not isinstance(s.network.latency, int):
         found.append(
             "link latencies are drawn from the scenario's distribution with Python's "
             "generator: same distribution as the model, not the same value per link"
         )
+        if p.peer_exchange:
+            found.append(
+                "pairs that connect during the run (peer exchange) get a latency drawn by "
+                "the delay stage from the same distribution, not the model's value"
+            )
     return found
