@@ -187,3 +187,24 @@ def test_invalid_per_heartbeat_belongs_to_spam_invalid(tmp_path: Path) -> None:
         with pytest.raises(ScenarioError) as caught:
             parse_scenario({"faults": [{"kind": "adversary", "count": 1, **fault}]}, tmp_path)
         assert caught.value.problems[0].path.endswith(field)
+
+
+def test_nodes_out_of_a_topic_are_not_expected_to_receive_its_messages(tmp_path: Path) -> None:
+    # Five nodes leave the topic at 6 s and come back at 8 s. Whatever is published while
+    # they are out (or still spreading when they leave) is not theirs to receive; the
+    # rest must reach everyone, including them once they are back.
+    leave = {"kind": "leave", "nodes": [1, 2, 3, 4, 5], "at": "6s", "rejoin_after": "2s"}
+    workload = {"messages": 100, "rate": "20/s", "size": "4KiB", "publishers": [0, 10, 20]}
+    summary = summary_of(tmp_path, "leave", faults=[leave], workload=workload)
+    # Publishing runs from 5 s (the warm-up) to 10 s at 20/s. A message's lifetime is 5
+    # heartbeats (5 s), so every message published before 8 s overlaps the absence:
+    # 60 messages x 5 nodes. The 40 published after 8 s must reach everyone, the five
+    # that came back included.
+    assert summary["messages"]["receivers_excluded_as_down"] == 60 * 5
+    assert summary["delivery"]["ratio"] == 1.0
+    away = set()
+    for interval in summary["run"]["unsubscribed"]:
+        node, topic, start, end = interval
+        assert (topic, start, end) == (0, 6_000_000_000, 8_000_000_000)
+        away.add(node)
+    assert away == {1, 2, 3, 4, 5}

@@ -91,6 +91,7 @@ def engine_faults(s: Scenario, nodes: int) -> dict[str, list[dict[str, Any]]]:
     """The engine config's `faults` and `adversaries` for scenario `s`."""
     faults: list[dict[str, Any]] = []
     adversaries: list[dict[str, Any]] = []
+    changes: list[dict[str, Any]] = []
     for i, fault in enumerate(s.faults):
         if fault.kind == "crash":
             for node in _pick(s, fault, i, nodes):
@@ -99,6 +100,13 @@ def engine_faults(s: Scenario, nodes: int) -> dict[str, list[dict[str, Any]]]:
             faults.extend(_churn(s, fault, i, nodes))
         elif fault.kind == "partition":
             faults.append(_partition(s, fault, i, nodes))
+        elif fault.kind == "leave":
+            for node in _pick(s, fault, i, nodes):
+                change = {"node": node, "topic": fault.topic, "at_ns": fault.at}
+                changes.append({**change, "subscribe": False})
+                if fault.rejoin_after is not None:
+                    back = fault.at + fault.rejoin_after
+                    changes.append({**change, "at_ns": back, "subscribe": True})
         elif fault.kind == "adversary":
             for node in _pick(s, fault, i, nodes):
                 adversaries.append(
@@ -114,7 +122,24 @@ def engine_faults(s: Scenario, nodes: int) -> dict[str, list[dict[str, Any]]]:
                         "spam_size": s.workload.size,
                     }
                 )
-    return {"faults": faults, "adversaries": adversaries}
+    return {"faults": faults, "adversaries": adversaries, "subscription_changes": changes}
+
+
+def unsubscribed_intervals(changes: list[dict[str, Any]]) -> list[list[int | None]]:
+    """The run info's ``unsubscribed``: [node, topic, from_ns, until_ns or None] for each
+    stretch a node spent out of a topic (every node starts in every topic), from the
+    engine config's ``subscription_changes``."""
+    ordered = sorted(changes, key=lambda c: (c["node"], c["topic"], c["at_ns"]))
+    intervals: list[list[int | None]] = []
+    left: dict[tuple[int, int], int] = {}
+    for c in ordered:
+        key = (c["node"], c["topic"])
+        if not c["subscribe"]:
+            left.setdefault(key, c["at_ns"])
+        elif key in left:
+            intervals.append([*key, left.pop(key), c["at_ns"]])
+    intervals += [[*key, start, None] for key, start in left.items()]
+    return sorted(intervals, key=lambda i: (i[0], i[1], i[2]))
 
 
 def down_intervals(engine_fault_list: list[dict[str, Any]]) -> list[list[int | None]]:

@@ -1186,8 +1186,26 @@ class AdversaryFault(_NodeSelection):
         return self
 
 
+class LeaveFault(_NodeSelection):
+    """Nodes leave a topic at ``at`` (unsubscribe) and, with ``rejoin_after``, join again."""
+
+    kind: Literal["leave"] = "leave"
+    topic: int = Field(default=0, ge=0, le=MAX_U16)
+    at: Duration
+    rejoin_after: Duration | None = None
+
+    @model_validator(mode="after")
+    def _check(self) -> LeaveFault:
+        problems = self.selection_problems()
+        if self.rejoin_after == 0:
+            message = "must be > 0 (or left out: the nodes stay out of the topic)"
+            problems.append(Problem("rejoin_after", message, 'e.g. rejoin_after = "30s"'))
+        _raise_problems(problems)
+        return self
+
+
 FaultConfig = Annotated[
-    CrashFault | ChurnFault | PartitionFault | SlowFault | AdversaryFault,
+    CrashFault | ChurnFault | PartitionFault | SlowFault | AdversaryFault | LeaveFault,
     Field(discriminator="kind"),
 ]
 
@@ -1382,7 +1400,7 @@ def _workload_problems(s: Scenario) -> list[Problem]:
 
 
 def _fault_times(fault: FaultConfig) -> list[tuple[str, int]]:
-    if isinstance(fault, CrashFault):
+    if isinstance(fault, CrashFault | LeaveFault):
         return [("at", fault.at)]
     if isinstance(fault, ChurnFault | PartitionFault):
         return [("start", fault.start), ("end", fault.end)]
@@ -1465,6 +1483,10 @@ def _fault_problems(s: Scenario) -> list[Problem]:
             problems += _behaviour_problems(path, fault, s)
         if isinstance(fault, SlowFault):
             problems += _slow_problems(path, fault, s)
+        if isinstance(fault, LeaveFault) and fault.topic >= s.workload.topics:
+            message = f"topic {fault.topic} does not exist: workload.topics = {s.workload.topics}"
+            hint = f"topics run from 0 to {s.workload.topics - 1}"
+            problems.append(Problem(f"{path}.topic", message, hint))
     return problems
 
 

@@ -100,6 +100,9 @@ impl Default for NodeAggregate {
     }
 }
 
+/// A down interval applies to every topic.
+const ALL_TOPICS: u16 = u16::MAX;
+
 pub struct Aggregates {
     pub messages: Vec<MessageAggregate>,
     pub nodes: Vec<NodeAggregate>,
@@ -107,8 +110,9 @@ pub struct Aggregates {
     pub duplicates: Vec<u64>,
     measure_from: Time,
     lifetime: Time,
-    /// Per node: its down intervals [from, until], until NEVER when it stays down.
-    down: Vec<Vec<(Time, Time)>>,
+    /// Per node: when it was not a receiver: down ([from, until), until NEVER when it
+    /// stays down; topic ALL_TOPICS) or out of one topic.
+    down: Vec<Vec<(Time, Time, u16)>>,
     /// Nodes with at least one down interval, ascending.
     down_nodes: Vec<u32>,
 }
@@ -116,7 +120,7 @@ pub struct Aggregates {
 impl Aggregates {
     pub fn new(config: &Config, messages: usize) -> Self {
         let nodes = config.nodes as usize;
-        let mut down = vec![Vec::new(); nodes];
+        let mut down = config.unsubscribed();
         for fault in &config.faults {
             if let Fault::Down {
                 node,
@@ -124,7 +128,7 @@ impl Aggregates {
                 until_ns,
             } = *fault
             {
-                down[node as usize].push((from_ns, until_ns.unwrap_or(NEVER)));
+                down[node as usize].push((from_ns, until_ns.unwrap_or(NEVER), ALL_TOPICS));
             }
         }
         let down_nodes = (0..config.nodes)
@@ -146,22 +150,22 @@ impl Aggregates {
         }
     }
 
-    /// True if `node` was down during part of the lifetime of a message published at
-    /// `published` (the liveness rule of the delivery ratio).
-    fn down_during(&self, node: u32, published: Time) -> bool {
+    /// True if `node` was down, or out of `topic`, during part of the lifetime of a
+    /// message published at `published` (the liveness rule of the delivery ratio).
+    fn down_during(&self, node: u32, published: Time, topic: u16) -> bool {
         let end = published.saturating_add(self.lifetime);
-        self.down[node as usize]
-            .iter()
-            .any(|&(from, until)| from <= end && until > published)
+        self.down[node as usize].iter().any(|&(from, until, t)| {
+            (t == ALL_TOPICS || t == topic) && from <= end && until > published
+        })
     }
 
-    /// `msg` was published by `publisher` at `now`: fix its targets.
-    pub fn published(&mut self, msg: u32, publisher: u32, now: Time) {
+    /// `msg` on `topic` was published by `publisher` at `now`: fix its targets.
+    pub fn published(&mut self, msg: u32, publisher: u32, now: Time, topic: u16) {
         let nodes = self.nodes.len() as u32;
         let away = self
             .down_nodes
             .iter()
-            .filter(|&&n| n != publisher && self.down_during(n, now))
+            .filter(|&&n| n != publisher && self.down_during(n, now, topic))
             .count() as u32;
         self.messages[msg as usize].targets = nodes - 1 - away;
     }
@@ -184,7 +188,7 @@ impl Aggregates {
         // Not a receiver: its own publisher (which gets it back only after a restart
         // emptied its seen cache), or a node down during the message's lifetime.
         if node == info.publisher
-            || !self.down[node as usize].is_empty() && self.down_during(node, published)
+            || !self.down[node as usize].is_empty() && self.down_during(node, published, info.topic)
         {
             return false;
         }

@@ -29,7 +29,23 @@ pub struct Config {
     /// Crashes, churn and partitions.
     #[serde(default)]
     pub faults: Vec<Fault>,
+    /// Nodes leaving and joining topics during the run (every node starts in every topic).
+    #[serde(default)]
+    pub subscription_changes: Vec<SubscriptionChange>,
 }
+
+/// `node` leaves (`subscribe` false) or joins `topic` at `at_ns`.
+#[derive(Clone, Copy, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SubscriptionChange {
+    pub node: u32,
+    pub topic: u16,
+    pub at_ns: Time,
+    pub subscribe: bool,
+}
+
+/// A time no run reaches: "until the end".
+pub const FOREVER: Time = Time::MAX;
 
 /// Ways an adversarial node departs from the protocol.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
@@ -297,6 +313,36 @@ impl Placement {
 }
 
 impl Config {
+    /// Per node, the intervals [from, until) it was out of a topic, as (from, until,
+    /// topic); until FOREVER when it never rejoined. Changes that change nothing (joining
+    /// a topic the node is in) are ignored.
+    pub fn unsubscribed(&self) -> Vec<Vec<(Time, Time, u16)>> {
+        let mut changes = self.subscription_changes.clone();
+        changes.sort_by_key(|c| (c.node, c.topic, c.at_ns));
+        let mut out = vec![Vec::new(); self.nodes as usize];
+        let mut left: Option<(u32, u16, Time)> = None;
+        for c in changes {
+            if let Some((node, topic, from)) = left {
+                if (node, topic) != (c.node, c.topic) {
+                    out[node as usize].push((from, FOREVER, topic));
+                    left = None;
+                }
+            }
+            match (left, c.subscribe) {
+                (None, false) => left = Some((c.node, c.topic, c.at_ns)),
+                (Some((node, topic, from)), true) => {
+                    out[node as usize].push((from, c.at_ns, topic));
+                    left = None;
+                }
+                _ => {}
+            }
+        }
+        if let Some((node, topic, from)) = left {
+            out[node as usize].push((from, FOREVER, topic));
+        }
+        out
+    }
+
     pub fn from_json(text: &str) -> Result<Self, String> {
         let config: Config =
             serde_json::from_str(text).map_err(|e| format!("engine config: {e}"))?;
@@ -349,6 +395,16 @@ impl Config {
             return Err(format!(
                 "engine config: shared_ips names node {n} but there are {} nodes",
                 self.nodes
+            ));
+        }
+        if let Some(c) = self
+            .subscription_changes
+            .iter()
+            .find(|c| c.node >= self.nodes || c.topic >= self.topics)
+        {
+            return Err(format!(
+                "engine config: a subscription change names node {} / topic {} but there are {} nodes and {} topics",
+                c.node, c.topic, self.nodes, self.topics
             ));
         }
         if !(0.0..1.0).contains(&net.loss) {

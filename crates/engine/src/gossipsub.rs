@@ -89,7 +89,7 @@ impl Simulation {
         self.nodes[node as usize].mesh[topic as usize].contains(&link)
     }
 
-    fn has_backoff(&self, node: u32, topic: u16, link: u32) -> bool {
+    pub(crate) fn has_backoff(&self, node: u32, topic: u16, link: u32) -> bool {
         self.nodes[node as usize]
             .backoff
             .contains_key(&(topic, link))

@@ -24,6 +24,7 @@ pub mod rpc;
 pub mod score;
 mod seen;
 pub mod sim;
+mod subscriptions;
 pub mod transport;
 pub mod wire;
 

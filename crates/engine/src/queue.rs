@@ -46,6 +46,12 @@ pub enum Event {
     Heartbeat { node: u32 },
     /// The workload publishes message `msg`.
     Publish { msg: u32 },
+    /// `node` joins (`subscribe`) or leaves `topic`.
+    Subscription {
+        node: u32,
+        topic: u16,
+        subscribe: bool,
+    },
     /// A dial from `node` to `peer` (peer exchange) completed or failed.
     DialDone { node: u32, peer: u32 },
     /// A node goes down (crash or churn)...
@@ -70,6 +76,7 @@ impl Event {
             Event::Down { .. } => 8,
             Event::Up { .. } => 9,
             Event::DialDone { .. } => 10,
+            Event::Subscription { .. } => 11,
         }
     }
 }

@@ -127,8 +127,10 @@ impl Control {
 #[derive(Clone, Debug, Default)]
 pub struct Rpc {
     pub msgs: SmallVec<[MsgRef; 2]>,
-    /// Topics announced as subscribed (the hello at connection time).
+    /// Topics announced as subscribed (the hello at connection time, or a join)...
     pub subscribe: SmallVec<[u16; 2]>,
+    /// ...and as left.
+    pub unsubscribe: SmallVec<[u16; 2]>,
     pub control: Control,
     /// Bytes on the wire per kind, filled in by `measure`.
     pub bytes: [u64; KIND_COUNT],
@@ -138,7 +140,10 @@ pub struct Rpc {
 
 impl Rpc {
     pub fn is_empty(&self) -> bool {
-        self.msgs.is_empty() && self.subscribe.is_empty() && self.control.is_empty()
+        self.msgs.is_empty()
+            && self.subscribe.is_empty()
+            && self.unsubscribe.is_empty()
+            && self.control.is_empty()
     }
 
     pub fn total_bytes(&self) -> u64 {
@@ -152,7 +157,7 @@ impl Rpc {
     /// iwant, idontwant, iannounce, ineed, so the kinds always add up to the bytes on the
     /// wire. INEED is one `ControlINeed` entry per id (specs PR #653).
     pub fn measure(&mut self, wire: &WireSizes, size_of: impl Fn(u32) -> u64) {
-        if self.subscribe.is_empty() && self.control.is_empty() {
+        if self.subscribe.is_empty() && self.unsubscribe.is_empty() && self.control.is_empty() {
             // The common case, a forward of one or a few messages: payload only.
             let body: u64 = self
                 .msgs
@@ -171,8 +176,10 @@ impl Rpc {
             bytes[Kind::Payload as usize] += wire.publish_field(size_of(m.msg));
         }
         items[Kind::Payload as usize] = self.msgs.len() as u64;
-        items[Kind::Subscribe as usize] = self.subscribe.len() as u64;
-        bytes[Kind::Subscribe as usize] = self.subscribe.len() as u64 * wire.subscription_entry();
+        // A `SubOpts` costs the same either way: go always writes its subscribe flag.
+        let subopts = (self.subscribe.len() + self.unsubscribe.len()) as u64;
+        items[Kind::Subscribe as usize] = subopts;
+        bytes[Kind::Subscribe as usize] = subopts * wire.subscription_entry();
         let c = &self.control;
         for (_, ids) in &c.ihave {
             bytes[Kind::Ihave as usize] += wire.ihave_entry(ids.len() as u64);
@@ -216,6 +223,7 @@ impl Rpc {
     fn reset(&mut self) {
         self.msgs.clear();
         self.subscribe.clear();
+        self.unsubscribe.clear();
         self.control.clear();
         self.bytes = [0; KIND_COUNT];
         self.items = [0; KIND_COUNT];

@@ -401,6 +401,7 @@ impl Simulation {
         }
         sim.start();
         sim.schedule_faults(&config.faults);
+        sim.schedule_subscription_changes(&config.subscription_changes);
         Ok(sim)
     }
 
@@ -529,6 +530,11 @@ impl Simulation {
                 }
             }
             Event::DialDone { node, peer } => self.dial_done(node, peer),
+            Event::Subscription {
+                node,
+                topic,
+                subscribe,
+            } => self.change_subscription(node, topic, subscribe),
             Event::Down { node } => self.go_down(node),
             Event::Up { node } => self.come_up(node),
             Event::Heartbeat { node } => {
@@ -573,6 +579,9 @@ impl Simulation {
         for &topic in &rpc.subscribe {
             self.link_topics[back as usize] |= 1 << topic;
         }
+        for &topic in &rpc.unsubscribe {
+            self.link_topics[back as usize] &= !(1 << topic);
+        }
         let msgs = rpc.msgs.clone();
         let control = (!rpc.control.is_empty()).then(|| std::mem::take(&mut rpc.control));
         self.rpcs.free(rpc_id);
@@ -591,6 +600,20 @@ impl Simulation {
                 self.receive_invalid(receiver, back, sender, m.msg);
             }
             msgs.retain(|m| m.msg < known);
+        }
+        // go ignores messages of topics it is not in (it does not relay them either).
+        let subscribed = self.nodes[receiver as usize].subscribed;
+        let topic_bit = |m: &MsgRef| 1u64 << self.messages[m.msg as usize].topic;
+        if msgs.iter().any(|m| subscribed & topic_bit(m) == 0) {
+            let ignored = msgs
+                .iter()
+                .filter(|m| subscribed & topic_bit(m) == 0)
+                .count();
+            for _ in 0..ignored {
+                self.count_drop(receiver, sender, Kind::Payload, "not-subscribed");
+            }
+            let messages = &self.messages;
+            msgs.retain(|m| subscribed & (1u64 << messages[m.msg as usize].topic) != 0);
         }
         if self.proto.router == Router::Gossipsub && !msgs.is_empty() {
             self.preprocess(receiver, back, &msgs);
@@ -847,7 +870,8 @@ impl Simulation {
         }
         self.messages[msg as usize].t_publish = Some(now);
         if let Some(aggregates) = &mut self.out.aggregates {
-            aggregates.published(msg, publisher, now);
+            let topic = self.messages[msg as usize].topic;
+            aggregates.published(msg, publisher, now, topic);
         }
         self.sweep_seen(publisher);
         let expire = now + self.proto.seen_ttl_ns;
