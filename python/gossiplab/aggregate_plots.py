@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from gossiplab import aggregates
-from gossiplab.drawing import ACCENT, new_figure, save, thinned_ranks
+from gossiplab.drawing import REPORT_MARGINS, mark_value, new_figure, save, thinned_ranks
 from gossiplab.tables import RunTables
 
 NS_PER_MS = 1e6
@@ -29,19 +29,12 @@ def receipt_latency_cdf(tables: RunTables, summary: Mapping[str, Any], path: Pat
     ranks = thinned_ranks(total)
     values = aggregates.latency_cdf(tables, ranks) / NS_PER_MS
     values = np.clip(values, latency["min"], latency["max"])
-    figure, axes = new_figure()
+    figure, axes = new_figure(margins=REPORT_MARGINS)
     axes.step(values, ranks / total, where="post")
     for percent, style in ((50, "--"), (99, ":")):
         value = latency[f"p{percent}"]
-        axes.axvline(value, color=ACCENT, linestyle=style, linewidth=1)
-        axes.annotate(
-            f"p{percent} ≈ {value:,.1f} ms",
-            xy=(value, 0.06 + 0.1 * (percent == 99)),
-            xycoords=axes.get_xaxis_transform(),
-            xytext=(4, 0),
-            textcoords="offset points",
-            color=ACCENT,
-            bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.8, "pad": 1},
+        mark_value(
+            axes, value, f"p{percent} ≈ {value:,.1f} ms", style, 0.06 + 0.1 * (percent == 99)
         )
     axes.set_title(
         f"Latency of every first receipt ({total:,} message × node pairs, from a histogram)"

@@ -117,9 +117,11 @@ def measure(tables: RunTables, run: Mapping[str, Any]) -> Measured:
         # statistic.
         # A publisher is not a receiver of its own message, though it may get it back
         # once a restart emptied its seen cache.
+        deliveries = tables.deliveries
+        if excluded.height:  # an anti join costs a full pass even with nothing to remove
+            deliveries = deliveries.join(excluded, on=["msg", "node"], how="anti")
         first_receipts = (
-            tables.deliveries.join(excluded, on=["msg", "node"], how="anti")
-            .join(
+            deliveries.join(
                 messages.select("msg", "t_publish_ns", "targets", "publisher"),
                 on="msg",
                 how="inner",
@@ -242,9 +244,15 @@ def _targets_by_topic(run: Mapping[str, Any], publishes: pl.DataFrame) -> pl.Dat
     )
 
 
-def compute_summary(tables: RunTables, run: Mapping[str, Any]) -> dict[str, Any]:
-    """The content of summary.json: the run info under "run" plus every metric."""
-    measured = measure(tables, run)
+def compute_summary(
+    tables: RunTables, run: Mapping[str, Any], measured: Measured | None = None
+) -> dict[str, Any]:
+    """The content of summary.json: the run info under "run" plus every metric.
+
+    ``measured`` is ``measure(tables, run)`` when the caller already has it.
+    """
+    if measured is None:
+        measured = measure(tables, run)
     messages = measured.messages
     traffic_by_kind = _traffic_by_kind(tables.traffic)
     aggregate = measured.aggregate
@@ -259,8 +267,8 @@ def compute_summary(tables: RunTables, run: Mapping[str, Any]) -> dict[str, Any]
                 (tables.publishes["t_intended_ns"] < int(run.get("warmup_ns") or 0)).sum()
             ),
             "not_published": int((tables.publishes["t_publish_ns"] < 0).sum()),
-            # (message, receiver) pairs left out because the receiver was down.
-            "receivers_excluded_as_down": int(messages["excluded"].sum() or 0),
+            # (message, receiver) pairs left out: the receiver was down or out of the topic.
+            "receivers_excluded": int(messages["excluded"].sum() or 0),
         },
         "delivery": _delivery(messages),
         "dissemination_ms": distribution(ns_to_ms(messages["dissemination_ns"])),

@@ -18,6 +18,7 @@ import polars as pl
 from gossiplab import aggregate_plots, aggregates
 from gossiplab.drawing import (
     BAR,
+    REPORT_MARGINS,
     bin_count,
     byte_unit,
     draw_cdf,
@@ -86,8 +87,9 @@ def dissemination_histogram(data: RunData, path: Path) -> Path | None:
     values = ns_to_ms(data.measured.messages["dissemination_ns"]).drop_nulls()
     if values.is_empty():
         return None
-    figure, axes = new_figure()
-    axes.hist(values.to_numpy(), bins=bin_count(values.len()), color=BAR)
+    figure, axes = new_figure(margins=REPORT_MARGINS)
+    # One filled outline rather than a rectangle per bin: the same picture, cheaper to draw.
+    axes.hist(values.to_numpy(), bins=bin_count(values.len()), color=BAR, histtype="stepfilled")
     mark_percentiles(axes, values.sort(), (50, 99), label_y=0.9)
     axes.set_title(f"Dissemination time of the {values.len():,} fully delivered messages")
     axes.set_xlabel("time from publish to the last first receipt (ms)")
@@ -99,7 +101,7 @@ def dissemination_cdf(data: RunData, path: Path) -> Path | None:
     ordered = ns_to_ms(data.measured.messages["dissemination_ns"]).drop_nulls().sort()
     if ordered.is_empty():
         return None
-    figure, axes = new_figure()
+    figure, axes = new_figure(margins=REPORT_MARGINS)
     draw_cdf(axes, ordered, total=ordered.len())
     mark_percentiles(axes, ordered, (50, 99))
     axes.set_title(f"Dissemination time CDF ({ordered.len():,} fully delivered messages)")
@@ -116,7 +118,7 @@ def time_to_reach_cdf(data: RunData, path: Path) -> Path | None:
     curves = {p: ns_to_ms(messages[f"reach_{p}_ns"]).drop_nulls().sort() for p in REACH_PLOTTED}
     if not any(len(values) for values in curves.values()):
         return None
-    figure, axes = new_figure()
+    figure, axes = new_figure(margins=REPORT_MARGINS)
     for percent, ordered in curves.items():
         if len(ordered):
             draw_cdf(axes, ordered, total=total, label=f"{percent}% of subscribers")
@@ -134,7 +136,7 @@ def receipt_latency_cdf(data: RunData, path: Path) -> Path | None:
     ordered = ns_to_ms(data.measured.first_receipts["latency_ns"]).sort()
     if ordered.is_empty():
         return None
-    figure, axes = new_figure()
+    figure, axes = new_figure(margins=REPORT_MARGINS)
     draw_cdf(axes, ordered, total=ordered.len())
     mark_percentiles(axes, ordered, (50, 99))
     axes.set_title(f"Latency of every first receipt ({ordered.len():,} message × node pairs)")
@@ -148,7 +150,7 @@ def _hop_bars(values: pl.Series, path: Path, title: str, xlabel: str) -> Path | 
     if counts.is_empty():
         return None
     hops = counts[values.name].to_list()
-    figure, axes = new_figure()
+    figure, axes = new_figure(margins=REPORT_MARGINS)
     bars = axes.bar(hops, counts["messages"].to_numpy(), color=BAR)
     axes.bar_label(bars, labels=[f"{n:,}" for n in counts["messages"]], fontsize="small")
     axes.set_xticks(range(min(hops), max(hops) + 1))
@@ -185,7 +187,7 @@ def duplicates_histogram(data: RunData, path: Path) -> Path | None:
         counts = receipts["duplicates"].value_counts(name="pairs").sort("duplicates")
     if counts is None or counts.is_empty():
         return None
-    figure, axes = new_figure()
+    figure, axes = new_figure(margins=REPORT_MARGINS)
     axes.bar(counts["duplicates"].to_numpy(), counts["pairs"].to_numpy(), color=BAR)
     axes.set_title("Duplicate copies a node received after its first copy of a message")
     axes.set_xlabel("duplicates per node per message")
@@ -204,9 +206,10 @@ def duplicates_per_node(data: RunData, path: Path) -> Path | None:
     per_node = per_node.sort("mean", descending=True)
     if per_node.is_empty():
         return None
-    figure, axes = new_figure()
-    ranks = np.arange(per_node.height)
-    axes.bar(ranks, per_node["mean"].to_numpy(), width=1.0, color=BAR)
+    figure, axes = new_figure(margins=REPORT_MARGINS)
+    # Adjacent bars of width 1, drawn as one filled outline.
+    edges = np.arange(per_node.height + 1) - 0.5
+    axes.stairs(per_node["mean"].to_numpy(), edges, fill=True, color=BAR)
     axes.set_xlim(-0.5, per_node.height - 0.5)
     axes.set_title("Mean duplicates per message received, per node (ranked)")
     axes.set_xlabel(f"nodes, ranked by duplicates ({per_node.height:,} nodes received messages)")
@@ -244,7 +247,7 @@ def bytes_per_node(data: RunData, path: Path) -> Path | None:
         return None
     largest = max(int(frame["total"].max() or 0) for frame in frames.values())  # type: ignore[arg-type]
     unit, scale = byte_unit(largest)
-    figure, panels = new_panels(2)
+    figure, panels = new_panels(2, margins=REPORT_MARGINS)
     for axes, (direction, by_node) in zip(panels, frames.items(), strict=True):
         # Repeat the last node so that the step drawing gives it a full-width column too.
         ranks = np.arange(by_node.height + 1)
@@ -262,7 +265,7 @@ def control_counts(data: RunData, path: Path) -> Path | None:
     counts = data.summary["control"]
     if not any(counts.values()):
         return None
-    figure, axes = new_figure()
+    figure, axes = new_figure(margins=REPORT_MARGINS)
     bars = axes.bar([kind.upper() for kind in counts], list(counts.values()), color="#55a868")
     axes.bar_label(bars, labels=[f"{count:,}" for count in counts.values()], fontsize="small")
     nonzero = [count for count in counts.values() if count]
@@ -284,7 +287,7 @@ def drops_bars(data: RunData, path: Path) -> Path | None:
         return None
     labels = [f"{kind}: {reason}" for kind, reason, _ in by_reason.iter_rows()]
     counts = by_reason["count"].to_numpy()
-    figure, axes = new_figure()
+    figure, axes = new_figure()  # constrained: room for the "kind: reason" labels, however long
     bars = axes.barh(labels, counts, color="#dd8452")
     axes.bar_label(bars, labels=[f"{int(c):,}" for c in counts], fontsize="small")
     axes.invert_yaxis()
@@ -300,7 +303,7 @@ def publish_interarrival(data: RunData, path: Path) -> Path | None:
     intended = ns_to_ms(publishes["t_intended_ns"].sort().diff().drop_nulls()).sort()
     actual = ns_to_ms(publishes["t_publish_ns"].sort().diff().drop_nulls()).sort()
     error = ns_to_ms(publishes["t_publish_ns"] - publishes["t_intended_ns"])
-    figure, (gaps, late) = new_panels(2)
+    figure, (gaps, late) = new_panels(2, margins=REPORT_MARGINS)
     draw_cdf(gaps, intended, total=intended.len(), label="intended")
     draw_cdf(gaps, actual, total=actual.len(), label="actual")
     gaps.lines[-1].set_linestyle("--")  # so that it shows where it coincides with intended
@@ -308,7 +311,7 @@ def publish_interarrival(data: RunData, path: Path) -> Path | None:
     gaps.set_title("Time between consecutive publishes")
     gaps.set_xlabel("interarrival time (ms)")
     gaps.set_ylabel("fraction of gaps")
-    late.hist(error.to_numpy(), bins=bin_count(error.len()), color=BAR)
+    late.hist(error.to_numpy(), bins=bin_count(error.len()), color=BAR, histtype="stepfilled")
     late.set_title("Actual minus intended publish time")
     late.set_xlabel("publish timing error (ms)")
     late.set_ylabel("messages")
@@ -335,7 +338,7 @@ def resources_over_time(data: RunData, path: Path) -> Path | None:
     if resources is None or resources.is_empty():
         return None
     samples = resource_samples(resources)
-    figure, (cpu, memory) = new_panels(1, rows=2, size=(7.5, 6.5))
+    figure, (cpu, memory) = new_panels(1, rows=2, size=(7.5, 6.5), margins=REPORT_MARGINS)
     for _, node in samples.group_by("node", maintain_order=True):
         cpu.plot(node["t_s"], node["cores"], color="#999999", linewidth=0.7, alpha=0.7)
         memory.plot(node["t_s"], node["rss_mib"], color="#999999", linewidth=0.7, alpha=0.7)
@@ -477,9 +480,19 @@ FIGURES: tuple[FigureSpec, ...] = (
 )
 
 
-def render_all(plots_dir: Path, tables: RunTables, summary: Mapping[str, Any]) -> list[Plot]:
-    """Draw every figure that applies into ``plots_dir`` in report order, removing stale ones."""
-    data = RunData(tables, measure(tables, summary["run"]), summary)
+def render_all(
+    plots_dir: Path,
+    tables: RunTables,
+    summary: Mapping[str, Any],
+    measured: Measured | None = None,
+) -> list[Plot]:
+    """Draw every figure that applies into ``plots_dir`` in report order, removing stale ones.
+
+    ``measured`` is ``measure(tables, summary["run"])`` when the caller already has it.
+    """
+    if measured is None:
+        measured = measure(tables, summary["run"])
+    data = RunData(tables, measured, summary)
     plots_dir.mkdir(parents=True, exist_ok=True)
     plots = []
     for spec in FIGURES:

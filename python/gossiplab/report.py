@@ -16,7 +16,7 @@ from typing import Any
 
 from gossiplab.breakdown import breakdown_tables
 from gossiplab.headline import HEADLINE, NO_VALUE
-from gossiplab.metrics import TRAFFIC_COUNTERS, compute_summary
+from gossiplab.metrics import TRAFFIC_COUNTERS, Measured, compute_summary, measure
 from gossiplab.pages import Block, Code, Figure, Section, Table, Text, render_page
 from gossiplab.plots import DROPS, Plot, render_all
 from gossiplab.results import (
@@ -34,15 +34,24 @@ def build_report(results_dir: Path) -> Path:
     """Recompute summary.json's metrics (keeping its run info) and report.html from the tables."""
     results_dir = Path(results_dir)
     tables, run, _ = load_results(results_dir)
-    summary = compute_summary(tables, run)
+    measured = measure(tables, run)
+    summary = compute_summary(tables, run, measured)
     write_summary(results_dir, summary)
-    return render_report(results_dir, tables, summary)
+    return render_report(results_dir, tables, summary, measured)
 
 
-def render_report(results_dir: Path, tables: RunTables, summary: Mapping[str, Any]) -> Path:
-    """Draw the figures into plots/ and write report.html; return the report's path."""
+def render_report(
+    results_dir: Path,
+    tables: RunTables,
+    summary: Mapping[str, Any],
+    measured: Measured | None = None,
+) -> Path:
+    """Draw the figures into plots/ and write report.html; return the report's path.
+
+    ``measured`` is ``measure(tables, summary["run"])`` when the caller already has it.
+    """
     results_dir = Path(results_dir)
-    plots = render_all(results_dir / PLOTS_DIR, tables, summary)
+    plots = render_all(results_dir / PLOTS_DIR, tables, summary, measured)
     scenario_file = results_dir / SCENARIO_FILE
     scenario = scenario_file.read_text(encoding="utf-8") if scenario_file.is_file() else ""
     name = summary["run"].get("scenario_name", results_dir.name)

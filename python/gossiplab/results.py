@@ -14,13 +14,14 @@ import os
 import re
 import shutil
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
 from gossiplab.errors import ResultsError
-from gossiplab.metrics import compute_summary
+from gossiplab.metrics import compute_summary, measure
 from gossiplab.tables import (
     AGGREGATE_TABLES,
     OPTIONAL_TABLES,
@@ -95,11 +96,19 @@ def _write_contents(
     from gossiplab.report import render_report
 
     (folder / SCENARIO_FILE).write_text(scenario_toml, encoding="utf-8")
+    measured = measure(tables, run)  # once, for both the summary and the figures
+    summary = compute_summary(tables, run, measured)
+    write_summary(folder, summary)
+    # Polars writes without the GIL, so the tables go to disk while matplotlib draws.
+    with ThreadPoolExecutor(max_workers=1) as writer:
+        written = writer.submit(_write_tables, folder, tables)
+        render_report(folder, tables, summary, measured)
+        written.result()
+
+
+def _write_tables(folder: Path, tables: RunTables) -> None:
     for name, frame in tables.present().items():
         frame.write_parquet(folder / table_file(name), compression="zstd")
-    summary = compute_summary(tables, run)
-    write_summary(folder, summary)
-    render_report(folder, tables, summary)
 
 
 def _move_into_place(partial: Path, out_dir: Path) -> None:

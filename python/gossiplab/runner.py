@@ -6,10 +6,14 @@ over it that adds a progress bar.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import platform
+import sys
+import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -18,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from gossiplab import __version__
 from gossiplab.errors import Problem, ScenarioError
 from gossiplab.estimate import available_memory, check_fits, estimate
-from gossiplab.faults import down_intervals, engine_faults
+from gossiplab.faults import down_intervals, engine_faults, unsubscribed_intervals
 from gossiplab.liveness import message_lifetime_ns
 from gossiplab.model_backend import ModelRun, ProgressCallback, run_model
 from gossiplab.results import write_results
@@ -30,6 +34,10 @@ if TYPE_CHECKING:
     from gossiplab.testbed import TestbedRun
 
 RESULTS_ROOT = Path("results")
+ENGINE_SWITCH_INTERVAL_S = 1e-4
+PREPARE_REPORT_FROM_S = 2.0
+"""Model runs estimated to take this long load the report's modules while the engine runs;
+a shorter engine would hide little of it and be slowed down (estimates run high)."""
 
 
 @dataclass(frozen=True)
@@ -77,6 +85,31 @@ def _run_backend(
     )
 
 
+@contextlib.contextmanager
+def _preparing_report() -> Iterator[None]:
+    """While the engine runs (on one core, without the GIL), load the report's modules."""
+    preparing = threading.Thread(target=_prepare_report, name="prepare-report", daemon=True)
+    preparing.start()
+    # Between its steps the engine needs the GIL back at once, not after the default 5 ms.
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(ENGINE_SWITCH_INTERVAL_S)
+    try:
+        yield
+    finally:
+        sys.setswitchinterval(interval)
+        preparing.join()  # matplotlib is not made for two threads drawing at once
+
+
+def _prepare_report() -> None:
+    """Import matplotlib and the report's modules and draw once, ahead of the report."""
+    # Only a head start: if anything fails, the report's own import raises it where it
+    # is handled.
+    with contextlib.suppress(Exception):
+        from gossiplab import drawing, report  # noqa: F401 (report: loaded, not used here)
+
+        drawing.warm_up()
+
+
 def run(
     scenario: str | Path | Scenario,
     out_dir: str | Path | None = None,
@@ -92,9 +125,12 @@ def run(
     expected = estimate(s, topology, schedule)
     if s.backend == "model":
         check_fits(expected, available_memory())
-    started = time.perf_counter()
-    model = _run_backend(s, topology, schedule, end_ns, progress)
-    wall = time.perf_counter() - started
+    alongside = s.backend == "model" and expected.seconds >= PREPARE_REPORT_FROM_S
+    with _preparing_report() if alongside else contextlib.nullcontext():
+        started = time.perf_counter()
+        model = _run_backend(s, topology, schedule, end_ns, progress)
+        wall = time.perf_counter() - started
+    scheduled = engine_faults(s, topology.nodes)
     run_info = {
         "backend": s.backend,
         "scenario_name": s.name,
@@ -107,7 +143,9 @@ def run(
         "end_ns": end_ns,
         # Faults: nodes down while a message spreads are left out of its delivery ratio;
         # a message spreads for as long as gossip can still recover it.
-        "down": down_intervals(engine_faults(s, topology.nodes)["faults"]),
+        "down": down_intervals(scheduled["faults"]),
+        # Nodes out of a topic while its message spreads are left out the same way.
+        "unsubscribed": unsubscribed_intervals(scheduled["subscription_changes"]),
         "message_lifetime_ns": message_lifetime_ns(s),
         "events": model.events,
         "estimate": {

@@ -120,6 +120,8 @@ impl Simulation {
     }
 
     /// A dial finished: connect unless either end is down or they connected meanwhile.
+    #[cold]
+    #[inline(never)]
     pub(crate) fn dial_done(&mut self, node: u32, peer: u32) {
         let now = self.now();
         let dials = &mut self.nodes[node as usize].dials;

@@ -166,10 +166,10 @@ impl Simulation {
             return (all, Route::Flood);
         }
         // Direct peers in the topic get every message, besides the mesh or fanout.
-        let mut recipients: SmallVec<[u32; 32]> = self
-            .topic_links(node, topic)
-            .filter(|&l| self.is_direct(l))
-            .collect();
+        let mut recipients: SmallVec<[u32; 32]> = SmallVec::new();
+        if !self.proto.direct_peers.is_empty() {
+            recipients.extend(self.topic_links(node, topic).filter(|&l| self.is_direct(l)));
+        }
         if self.nodes[node as usize].is_subscribed(topic) {
             recipients.extend(
                 self.nodes[node as usize].mesh[topic as usize]

@@ -29,6 +29,8 @@ impl Simulation {
         }
     }
 
+    #[cold]
+    #[inline(never)]
     pub(crate) fn change_subscription(&mut self, node: u32, topic: u16, subscribe: bool) {
         let state = &mut self.nodes[node as usize];
         if state.is_subscribed(topic) == subscribe {
