@@ -112,6 +112,8 @@ class Testbed:
     crashes: dict[int, Crash] = field(default_factory=dict)
     namespaces: list[str] = field(default_factory=list)
     delay_stats_path: Path | None = None
+    # When the last node process was started (host clock, ns): the model's time 0.
+    launched_ns: int = 0
     _handlers: dict[int, Any] = field(default_factory=dict)
     _stopping: bool = False
 
@@ -257,6 +259,7 @@ class Testbed:
             self.procs[i] = proc
             assert proc.stdout is not None
             threading.Thread(target=_reader, args=(proc.stdout, i, self.lines), daemon=True).start()
+        self.launched_ns = time.time_ns()
 
     def pids(self) -> dict[int, int]:
         return {i: p.pid for i, p in self.procs.items() if p.poll() is None}
@@ -311,8 +314,13 @@ class Testbed:
             pass
 
     def start_clock(self) -> int:
-        """Fix the run's start on the host clock and send it to every node; return it (ns)."""
-        epoch = time.time_ns() + START_MARGIN_NS - self.s.workload.warmup
+        """Fix the run's start on the host clock and send it to every node; return it (ns).
+
+        As in the model, time 0 is when the nodes started, and publishing begins a whole
+        warm-up later: meshes keep forming, pruning and exchanging peers for as long as
+        they do in the model. Only nodes slower to become ready than the warm-up push
+        the first publish later (by the margin it takes to tell every node)."""
+        epoch = max(self.launched_ns, time.time_ns() + START_MARGIN_NS - self.s.workload.warmup)
         for node in self.procs:
             self._tell(node, f"start {epoch}")
         return epoch
