@@ -663,48 +663,33 @@ impl Simulation {
             self.score_duplicate(back, m.msg, seen);
             return;
         }
-        // Validation takes CPU time; the node's CPU works through copies in order, and
-        // go drops a message outright when its validation queue is full.
+        if !self.queue_for_validation(node, back, sender, m.msg, hop) {
+            self.accept(node, back, m.msg, hop);
+        }
+    }
+
+    /// Validation takes CPU time: put the copy of `msg` from `back` in `node`'s queue,
+    /// which its CPU works through in order; go drops a message outright when the queue
+    /// is full. Returns false when validating costs no time: the copy is validated now.
+    #[inline]
+    fn queue_for_validation(
+        &mut self,
+        node: u32,
+        back: u32,
+        sender: u32,
+        msg: u32,
+        hop: u16,
+    ) -> bool {
         let cpu = self.cpu_per_message[node as usize];
         if cpu == 0 {
-            self.accept(node, back, m.msg, hop);
-            return;
+            return false;
         }
+        let now = self.now();
         let state = &mut self.nodes[node as usize];
         // One copy is in service; `validate_queue` more may wait.
         if state.cpu_pending > self.proto.validate_queue {
             self.count_drop(node, sender, Kind::Payload, "validation-queue-full");
-            return;
-        }
-        let done = now.max(state.cpu_free) + cpu;
-        state.cpu_free = done;
-        state.cpu_pending += 1;
-        state.validating.entry(m.msg).or_default().push(back);
-        self.queue.push(
-            done,
-            node,
-            Event::Validated {
-                node,
-                msg: m.msg,
-                link: back,
-                hop,
-            },
-        );
-    }
-
-    /// A message an adversary made up: validated like any other (its CPU cost and place
-    /// in the validation queue are the attack), then rejected.
-    fn receive_invalid(&mut self, node: u32, back: u32, sender: u32, msg: u32) {
-        let cpu = self.cpu_per_message[node as usize];
-        if cpu == 0 {
-            self.reject(node, back, msg);
-            return;
-        }
-        let now = self.now();
-        let state = &mut self.nodes[node as usize];
-        if state.cpu_pending > self.proto.validate_queue {
-            self.count_drop(node, sender, Kind::Payload, "validation-queue-full");
-            return;
+            return true;
         }
         let done = now.max(state.cpu_free) + cpu;
         state.cpu_free = done;
@@ -714,9 +699,18 @@ impl Simulation {
             node,
             msg,
             link: back,
-            hop: 0,
+            hop,
         };
         self.queue.push(done, node, event);
+        true
+    }
+
+    /// A message an adversary made up: validated like any other (its CPU cost and place
+    /// in the validation queue are the attack), then rejected.
+    fn receive_invalid(&mut self, node: u32, back: u32, sender: u32, msg: u32) {
+        if !self.queue_for_validation(node, back, sender, msg, 0) {
+            self.reject(node, back, msg);
+        }
     }
 
     /// An invalid message failed validation: the peer that sent it pays (P4, go's
