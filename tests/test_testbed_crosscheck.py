@@ -7,22 +7,15 @@ On a line there is one path, so both backends must deliver everything over exact
 from __future__ import annotations
 
 import json
-import os
-import shutil
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from gossiplab.cli import app
+from testbed_marks import REAL_NODES
 
-pytestmark = [
-    pytest.mark.testbed,
-    pytest.mark.skipif(
-        os.geteuid() != 0 or shutil.which("ip") is None or shutil.which("iptables") is None,
-        reason="needs root, iproute2 and iptables (make test installs them)",
-    ),
-]
+pytestmark = REAL_NODES
 
 SCENARIO = """
 name = "xc-line"

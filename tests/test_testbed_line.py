@@ -8,8 +8,6 @@ finished run leaves no namespace, interface, qdisc or process behind.
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -21,17 +19,12 @@ from gossiplab.runner import run
 from gossiplab.scenario import parse_scenario
 from gossiplab.testbed.binary import ensure_binary
 from gossiplab.testbed.netns import WORK_ROOT, run_prefix
+from testbed_marks import REAL_NODES
 
 MS = 1_000_000
 LINK = 20 * MS
 
-pytestmark = [
-    pytest.mark.testbed,
-    pytest.mark.skipif(
-        os.geteuid() != 0 or shutil.which("ip") is None or shutil.which("iptables") is None,
-        reason="needs root, iproute2 and iptables (make test installs them)",
-    ),
-]
+pytestmark = REAL_NODES
 
 
 def host_state() -> dict[str, Any]:

@@ -8,8 +8,6 @@ handshake takes one round trip (2 × the one-way latency), a random drop of p ke
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -27,14 +25,9 @@ from gossiplab.testbed.netns import (
     node_ns,
     run_prefix,
 )
+from testbed_marks import REAL_NODES
 
-pytestmark = [
-    pytest.mark.testbed,
-    pytest.mark.skipif(
-        os.geteuid() != 0 or shutil.which("ip") is None or shutil.which("iptables") is None,
-        reason="needs root, iproute2 and iptables (make test installs them)",
-    ),
-]
+pytestmark = REAL_NODES
 
 MS = 1_000_000
 ONE_WAY = 20 * MS

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -39,14 +38,9 @@ import pytest
 from gossiplab.runner import run
 from gossiplab.scenario import parse_scenario
 from gossiplab.testbed.convert import GRAFT, PRUNE, RECV_RPC
+from testbed_marks import REAL_NODES
 
-pytestmark = [
-    pytest.mark.testbed,
-    pytest.mark.skipif(
-        os.geteuid() != 0 or shutil.which("ip") is None or shutil.which("iptables") is None,
-        reason="needs root, iproute2 and iptables (make test installs them)",
-    ),
-]
+pytestmark = REAL_NODES
 
 HUB = 0
 LEAVES = range(1, 7)

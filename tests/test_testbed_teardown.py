@@ -7,27 +7,20 @@ its nodes must die with it and the next run (or `gossiplab clean`) removes what 
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-import pytest
 from typer.testing import CliRunner
 
 from gossiplab.cli import app
 from gossiplab.testbed.binary import ensure_binary
 from gossiplab.testbed.netns import list_namespaces, namespace_pids
+from testbed_marks import REAL_NODES
 
-pytestmark = [
-    pytest.mark.testbed,
-    pytest.mark.skipif(
-        os.geteuid() != 0 or shutil.which("ip") is None or shutil.which("iptables") is None,
-        reason="needs root, iproute2 and iptables (make test installs them)",
-    ),
-]
+pytestmark = REAL_NODES
 
 LONG_RUN = """
 name = "long"

@@ -1167,23 +1167,22 @@ class AdversaryFault(_NodeSelection):
     @model_validator(mode="after")
     def _check(self) -> AdversaryFault:
         problems = self.selection_problems()
-        if self.behaviour == "delay-forwards" and self.delay == 0:
-            problems.append(
-                Problem("delay", "must be > 0 for delay-forwards", 'e.g. delay = "500ms"')
-            )
-        if self.behaviour != "delay-forwards" and self.delay != 0:
-            message = f"applies only to behaviour 'delay-forwards', not '{self.behaviour}'"
-            problems.append(Problem("delay", message, "remove delay"))
-        if self.behaviour == "spam-invalid" and self.invalid_per_heartbeat == 0:
-            message = "must be >= 1 for spam-invalid"
-            problems.append(
-                Problem("invalid_per_heartbeat", message, "e.g. invalid_per_heartbeat = 10")
-            )
-        if self.behaviour != "spam-invalid" and self.invalid_per_heartbeat != 0:
-            message = f"applies only to behaviour 'spam-invalid', not '{self.behaviour}'"
-            problems.append(Problem("invalid_per_heartbeat", message, "remove it"))
+        problems += self._setting_problems("delay", "delay-forwards", 'delay = "500ms"')
+        problems += self._setting_problems(
+            "invalid_per_heartbeat", "spam-invalid", "invalid_per_heartbeat = 10"
+        )
         _raise_problems(problems)
         return self
+
+    def _setting_problems(self, name: str, owner: str, example: str) -> list[Problem]:
+        """A setting that behaviour `owner` needs, and that no other behaviour takes."""
+        value = getattr(self, name)
+        if self.behaviour == owner and not value:
+            return [Problem(name, f"must be > 0 for {owner}", f"e.g. {example}")]
+        if self.behaviour != owner and value:
+            message = f"applies only to behaviour '{owner}', not '{self.behaviour}'"
+            return [Problem(name, message, f"remove {name}")]
+        return []
 
 
 class LeaveFault(_NodeSelection):
