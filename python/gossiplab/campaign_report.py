@@ -29,15 +29,6 @@ from gossiplab.results import PLOTS_DIR, REPORT_FILE, replace_file
 from gossiplab.sweep import PointResult, points_table
 from gossiplab.trends import metric_trends
 
-CROSS_SERIES_METRICS: tuple[str, ...] = (
-    "delivery_ratio",
-    "dissemination_p50_ms",
-    "dissemination_p99_ms",
-    "dissemination_max_ms",
-    "ldh_mean",
-    "rmr",
-)
-
 
 def render_campaign_report(
     out_dir: Path, plan: CampaignPlan, results: Sequence[PointResult], table: pl.DataFrame
@@ -115,7 +106,6 @@ def _across_series(plan: CampaignPlan, results: Sequence[PointResult], plots: Pa
         plan.x,
         ["series"],
         plots / "across_series.png",
-        metrics=CROSS_SERIES_METRICS,
         group_label=label,
     )
     caption = (

@@ -119,6 +119,16 @@ HEADLINE: tuple[Metric, ...] = (
 )
 """Every headline metric, in the order tables show them."""
 
+KEY_METRICS: tuple[str, ...] = (
+    "delivery_ratio",
+    "dissemination_p50_ms",
+    "dissemination_p99_ms",
+    "dissemination_max_ms",
+    "ldh_mean",
+    "rmr",
+)
+"""The few metrics sweep, campaign and trend figures and tables show first."""
+
 BY_KEY: dict[str, Metric] = {metric.key: metric for metric in HEADLINE}
 
 

@@ -14,7 +14,7 @@ from urllib.parse import quote
 import polars as pl
 
 from gossiplab.digest import RunDigest, load_digest
-from gossiplab.headline import BY_KEY, format_value
+from gossiplab.headline import BY_KEY, KEY_METRICS, format_value
 from gossiplab.overlays import dissemination_overlay, receipt_latency_overlay
 from gossiplab.pages import Block, Cell, Code, Figure, Link, Section, Table, Text, render_page
 from gossiplab.results import PLOTS_DIR, REPORT_FILE, replace_file
@@ -23,14 +23,6 @@ from gossiplab.trends import MAX_LINES, metric_trends
 if TYPE_CHECKING:
     from gossiplab.sweep import PointResult, SweepPlan
 
-SUMMARY_METRICS: tuple[str, ...] = (
-    "delivery_ratio",
-    "dissemination_p50_ms",
-    "dissemination_p99_ms",
-    "dissemination_max_ms",
-    "ldh_mean",
-    "rmr",
-)
 MAX_OVERLAID = 16
 
 
@@ -40,7 +32,7 @@ def point_href(folder: str) -> str:
 
 
 def points_rows(
-    table: pl.DataFrame, columns: Sequence[str], metrics: Sequence[str] = SUMMARY_METRICS
+    table: pl.DataFrame, columns: Sequence[str], metrics: Sequence[str] = KEY_METRICS
 ) -> list[list[Cell]]:
     """Rows of the points table as shown: the point (linked), given columns, status, metrics."""
     rows: list[list[Cell]] = []
@@ -98,7 +90,7 @@ def render_sweep_report(
                     "table, with every headline metric, is points.csv / points.parquet."
                 ),
                 Table(
-                    ["point", *keys, "status", *(BY_KEY[k].label for k in SUMMARY_METRICS)],
+                    ["point", *keys, "status", *(BY_KEY[k].label for k in KEY_METRICS)],
                     points_rows(table, keys),
                     numeric_from=len(keys) + 2,
                 ),

@@ -15,16 +15,8 @@ import numpy as np
 import polars as pl
 
 from gossiplab.drawing import new_panels, save, series_colours
-from gossiplab.headline import BY_KEY
+from gossiplab.headline import BY_KEY, KEY_METRICS
 
-TREND_METRICS: tuple[str, ...] = (
-    "delivery_ratio",
-    "dissemination_p50_ms",
-    "dissemination_p99_ms",
-    "dissemination_max_ms",
-    "ldh_mean",
-    "rmr",
-)
 PANEL_COLUMNS = 3
 MAX_LINES = 12
 """More combinations than this would make a figure nobody can read; they are not drawn."""
@@ -35,7 +27,7 @@ def metric_trends(
     x: str,
     group_by: Sequence[str],
     path: Path,
-    metrics: Sequence[str] = TREND_METRICS,
+    metrics: Sequence[str] = KEY_METRICS,
     group_label: Callable[[tuple[Any, ...]], str] | None = None,
 ) -> Path | None:
     """Metrics of the ok points against column ``x``, one line per ``group_by`` combination."""

@@ -212,12 +212,11 @@ impl Simulation {
                         first_phantom + state.next_phantom % (u32::MAX - first_phantom)
                     })
                     .collect();
-                let rpc = self.rpcs.alloc();
-                self.rpcs.get_mut(rpc).control = Control {
+                let control = Control {
                     ihave: vec![(topic, ids)],
                     ..Control::default()
                 };
-                self.send(node, link, rpc);
+                self.send_control(node, link, control);
             }
         }
     }

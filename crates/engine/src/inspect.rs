@@ -44,9 +44,7 @@ impl Simulation {
     /// Make `from` send `control` to `to` now, through its outbound queue.
     pub fn inject(&mut self, from: u32, to: u32, control: Control) {
         let link = self.link_between(from, to);
-        let rpc = self.rpcs.alloc();
-        self.rpcs.get_mut(rpc).control = control;
-        self.send(from, link, rpc);
+        self.send_control(from, link, control);
     }
 
     /// `node` prunes `peer` from its `topic` mesh now, as its heartbeat trimming would:

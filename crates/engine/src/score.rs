@@ -139,10 +139,14 @@ impl Scores {
     /// Forget everything counted about the peer of `link` (its P5 and P6 stay: they are
     /// properties of the peer, not of its behaviour).
     pub fn forget(&mut self, link: u32) {
+        self.clear_counters(link);
+        self.retained_until[link as usize] = None;
+    }
+
+    fn clear_counters(&mut self, link: u32) {
         let base = link as usize * self.topics;
         self.stats[base..base + self.topics].fill(TopicStats::default());
         self.behaviour_penalty[link as usize] = 0.0;
-        self.retained_until[link as usize] = None;
     }
 
     /// The peer of `link` disconnected (go's `OnClosedOutboundStream`): forget a positive
@@ -295,8 +299,7 @@ impl Scores {
             // A retained score does not decay; it is thrown away once expired.
             if let Some(until) = self.retained_until[link as usize] {
                 if now > until {
-                    self.forget(link);
-                    self.retained_until[link as usize] = Some(until);
+                    self.clear_counters(link);
                 }
                 continue;
             }

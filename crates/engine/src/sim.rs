@@ -23,7 +23,7 @@ use crate::network::{pair_latency, pair_loss, Network};
 use crate::output::{Output, Receipts};
 use crate::queue::{Event, EventQueue};
 use crate::rng::Rng;
-use crate::rpc::{Kind, MsgRef, RpcSlab};
+use crate::rpc::{Control, Kind, MsgRef, RpcSlab};
 use crate::score::Scores;
 use crate::seen::SeenCache;
 use crate::transport::Transport;
@@ -401,8 +401,10 @@ impl Simulation {
             end: config.end_ns,
             next_publish: 0,
         };
-        for link in 0..sim.links.len() as u32 {
-            sim.init_peer_scores(link);
+        if !sim.node_app_score.is_empty() {
+            for link in 0..sim.links.len() as u32 {
+                sim.init_peer_scores(link);
+            }
         }
         for node in 0..n {
             sim.refresh_colocation(node);
@@ -559,6 +561,13 @@ impl Simulation {
                 self.queue_next_publish();
             }
         }
+    }
+
+    /// Send control parts on `link` in an RPC of their own.
+    pub(crate) fn send_control(&mut self, sender: u32, link: u32, control: Control) {
+        let rpc = self.rpcs.alloc();
+        self.rpcs.get_mut(rpc).control = control;
+        self.send(sender, link, rpc);
     }
 
     /// Send one message on `link` in an RPC of its own.

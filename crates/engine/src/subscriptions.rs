@@ -11,7 +11,7 @@
 
 use crate::config::{SubscriptionChange, Version};
 use crate::queue::Event;
-use crate::rpc::{Control, Prune};
+use crate::rpc::Control;
 use crate::sim::Simulation;
 
 const NANOS_PER_SECOND: u64 = 1_000_000_000;
@@ -88,7 +88,11 @@ impl Simulation {
                 prune.backoff_s = backoff / NANOS_PER_SECOND;
                 self.add_backoff(node, topic, link, backoff);
             }
-            self.send_control(node, link, prune);
+            let control = Control {
+                prune: vec![prune],
+                ..Control::default()
+            };
+            self.send_control(node, link, control);
         }
     }
 
@@ -109,21 +113,11 @@ impl Simulation {
         }
         for link in mesh {
             self.mesh_add(node, topic, link);
-            let rpc = self.rpcs.alloc();
-            self.rpcs.get_mut(rpc).control = Control {
+            let control = Control {
                 graft: vec![topic],
                 ..Control::default()
             };
-            self.send(node, link, rpc);
+            self.send_control(node, link, control);
         }
-    }
-
-    fn send_control(&mut self, node: u32, link: u32, prune: Prune) {
-        let rpc = self.rpcs.alloc();
-        self.rpcs.get_mut(rpc).control = Control {
-            prune: vec![prune],
-            ..Control::default()
-        };
-        self.send(node, link, rpc);
     }
 }

@@ -255,9 +255,7 @@ impl Simulation {
     pub(crate) fn flush_stashed_control(&mut self, node: u32) {
         for link in self.links.of(node) {
             if let Some(stash) = self.take_stash(link) {
-                let rpc = self.rpcs.alloc();
-                self.rpcs.get_mut(rpc).control = stash;
-                self.send(node, link, rpc);
+                self.send_control(node, link, stash);
             }
         }
     }

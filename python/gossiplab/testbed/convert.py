@@ -62,27 +62,27 @@ class Conversion:
     # (t_ns, node, peer) of each outbound pubsub stream: one per peer a node talked to
     streams: list[tuple[int, int, int]] = field(default_factory=list)
 
-    def opened(self, edges: Iterable[Sequence[int]]) -> pl.DataFrame:
-        """The ``connections`` table: pairs beyond the topology, at the first stream either
-        end opened; the end that opened it first stands for the dialer."""
-        topology = {(min(a, b), max(a, b)) for a, b in edges}
+    def _first_streams(self) -> dict[tuple[int, int], tuple[int, int, int]]:
+        """Per pair of known nodes, (t_ns, node, peer) of the first stream either end
+        opened; the end that opened it first stands for the dialer."""
         first: dict[tuple[int, int], tuple[int, int, int]] = {}
         for t, node, peer in sorted(self.streams):
             pair = (min(node, peer), max(node, peer))
-            if peer != NO_PEER and pair not in topology and pair not in first:
+            if peer != NO_PEER and pair not in first:
                 first[pair] = (t, node, peer)
-        return _frame("connections", list(first.values()), sort=["t_ns", "node", "peer"])
+        return first
+
+    def opened(self, edges: Iterable[Sequence[int]]) -> pl.DataFrame:
+        """The ``connections`` table: pairs beyond the topology, at their first stream."""
+        topology = {(min(a, b), max(a, b)) for a, b in edges}
+        rows = [row for pair, row in self._first_streams().items() if pair not in topology]
+        return _frame("connections", rows, sort=["t_ns", "node", "peer"])
 
     def connections(self, edges: Iterable[Sequence[int]]) -> dict[str, Any]:
         """Pairs that talked pubsub, against the topology's edges (for summary.json)."""
         topology = {(min(a, b), max(a, b)) for a, b in edges}
-        first: dict[tuple[int, int], int] = {}
-        for t, node, peer in self.streams:
-            if peer == NO_PEER:
-                continue
-            pair = (min(node, peer), max(node, peer))
-            first[pair] = min(t, first.get(pair, t))
-        beyond = sorted((t, pair) for pair, t in first.items() if pair not in topology)
+        first = self._first_streams()
+        beyond = sorted((t, pair) for pair, (t, _, _) in first.items() if pair not in topology)
         return {
             "topology_edges": len(topology),
             "edges_connected": sum(1 for pair in first if pair in topology),
