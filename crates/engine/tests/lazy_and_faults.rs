@@ -15,15 +15,6 @@ fn latencies(ms: &[u64]) -> EdgeProperties {
     }
 }
 
-fn drops(sim: &Simulation, reason: &str) -> u64 {
-    sim.output()
-        .drops
-        .iter()
-        .filter(|(k, _)| k.reason == reason)
-        .map(|(_, c)| c)
-        .sum()
-}
-
 fn delivery_at(sim: &Simulation, node: u32) -> Option<(u64, u32, u32)> {
     let d = &sim.output().deliveries;
     (0..d.len())

@@ -160,12 +160,3 @@ fn invalid_messages_cost_their_sender_the_square_of_their_count() {
     assert!(drops(&sim, "graylisted") > 0);
     assert_eq!(sim.output().deliveries.len(), 0);
 }
-
-fn drops(sim: &Simulation, reason: &str) -> u64 {
-    sim.output()
-        .drops
-        .iter()
-        .filter(|(key, _)| key.reason == reason)
-        .map(|(_, count)| count)
-        .sum()
-}

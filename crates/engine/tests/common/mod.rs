@@ -1,7 +1,7 @@
 //! Helpers shared by the engine's integration tests.
 #![allow(dead_code)]
 
-use gossiplab_engine::{Config, Schedule};
+use gossiplab_engine::{Config, Schedule, Simulation};
 use serde_json::{json, Value};
 
 pub const MS: u64 = 1_000_000;
@@ -123,4 +123,14 @@ pub fn circulant(n: u32, k: u32) -> Vec<(u32, u32)> {
     (0..n)
         .flat_map(|a| (1..=k).map(move |d| (a, (a + d) % n)))
         .collect()
+}
+
+/// Items dropped so far for `reason`, over every node, peer and kind.
+pub fn drops(sim: &Simulation, reason: &str) -> u64 {
+    sim.output()
+        .drops
+        .iter()
+        .filter(|(key, _)| key.reason == reason)
+        .map(|(_, count)| count)
+        .sum()
 }
