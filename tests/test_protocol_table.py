@@ -1,5 +1,6 @@
-"""The README's protocol parameter table states each preset's defaults: check every cell
-against the presets the scenario parser applies, so the documentation cannot drift."""
+"""The protocol parameter table in docs/protocol.md states each preset's defaults: check
+every cell against the presets the scenario parser applies, so the documentation cannot
+drift."""
 
 from __future__ import annotations
 
@@ -16,8 +17,8 @@ PRESETS = ("go-default", "rust-default", "ethereum")
 
 
 def readme_rows() -> dict[str, list[str]]:
-    """Parameter -> its three preset cells, from the README's Protocol model table."""
-    text = (REPO / "README.md").read_text(encoding="utf-8")
+    """Parameter -> its three preset cells, from the Protocol model parameters table."""
+    text = (REPO / "docs" / "protocol.md").read_text(encoding="utf-8")
     section = text.split("## Protocol model", 1)[1].split("\n## ", 1)[0]
     rows: dict[str, list[str]] = {}
     for line in section.splitlines():
