@@ -13,35 +13,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"runtime"
-	"runtime/debug"
+
+	"github.com/gossiplab/gossiplab/testbed/gossipnode"
 )
-
-// modules whose versions a run records.
-var recordedModules = []string{
-	"github.com/libp2p/go-libp2p",
-	"github.com/libp2p/go-libp2p-pubsub",
-	"github.com/florianl/go-nfqueue/v2",
-	"github.com/quic-go/quic-go",
-	"github.com/libp2p/go-yamux/v5",
-	"github.com/flynn/noise",
-}
-
-func buildVersions() map[string]string {
-	versions := map[string]string{"go": runtime.Version()}
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return versions
-	}
-	for _, dep := range info.Deps {
-		for _, name := range recordedModules {
-			if dep.Path == name {
-				versions[name] = dep.Version
-			}
-		}
-	}
-	return versions
-}
 
 const usage = "usage: gossiplab-node node CONFIG.json | delay CONFIG.json | version"
 
@@ -63,7 +37,7 @@ func main() {
 			err = runDelay(os.Args[2])
 		}
 	case "version":
-		err = json.NewEncoder(os.Stdout).Encode(buildVersions())
+		err = json.NewEncoder(os.Stdout).Encode(gossipnode.BuildVersions())
 	default:
 		fmt.Fprintln(os.Stderr, usage)
 		os.Exit(2)

@@ -3,8 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/base64"
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -17,9 +15,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gossiplab/gossiplab/testbed/gossipnode"
 	"github.com/libp2p/go-libp2p"
-	pubsub "github.com/libp2p/go-libp2p-pubsub"
-	"github.com/libp2p/go-libp2p/core/host"
 	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/libp2p/go-libp2p/p2p/muxer/yamux"
@@ -32,12 +29,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Files a node writes into its folder (Config.Dir); the Python side reads them.
-const (
-	traceFile   = "trace.ndjson"
-	resultFile  = "node.json"
-	profileFile = "cpu.pprof"
-)
+// profileFile is the CPU profile a node writes into its folder when asked.
+const profileFile = "cpu.pprof"
 
 // dialRetry is how often a dial is retried while the listener may not be up yet.
 const dialRetry = 100 * time.Millisecond
@@ -58,40 +51,8 @@ func emit(fields map[string]any) {
 	_, _ = os.Stdout.Write(append(line, '\n'))
 }
 
-type publishRecord struct {
-	Msg       uint32 `json:"msg"`
-	ID        string `json:"id"` // base64 of the raw message id, as in the trace
-	TPublish  int64  `json:"t_publish_unix_ns"`
-	TReturned int64  `json:"t_returned_unix_ns"`
-	Error     string `json:"error,omitempty"`
-}
-
-type dropRecord struct {
-	Peer int `json:"peer"` // node index, -1 if not a neighbour of the topology
-	// PeerID (base64 of the raw id) names a peer that is not a neighbour, e.g. one
-	// met through peer exchange; the converter maps it to its node.
-	PeerID string `json:"peer_id,omitempty"`
-	Kind   string `json:"kind"`
-	Reason string `json:"reason"`
-	Count  uint64 `json:"count"`
-}
-
-type nodeResult struct {
-	Index         int                     `json:"index"`
-	PeerID        string                  `json:"peer_id"` // base64 of the raw id, as in the trace
-	PeerIDText    string                  `json:"peer_id_text"`
-	ReadyAfterNs  int64                   `json:"ready_after_ns"`
-	ReadyBy       string                  `json:"ready_by"`
-	StartUnixNs   int64                   `json:"start_unix_ns"`
-	Publishes     []publishRecord         `json:"publishes"`
-	Traffic       map[string]kindCounters `json:"traffic"`
-	Drops         []dropRecord            `json:"drops"`
-	ConnectErrors []string                `json:"connect_errors"`
-	Versions      map[string]string       `json:"versions"`
-}
-
-func hostOptions(c *Config) ([]libp2p.Option, error) {
-	key, _, err := nodeKey(c.Seed, c.Index)
+func hostOptions(c *gossipnode.Config) ([]libp2p.Option, error) {
+	key, _, err := gossipnode.NodeKey(c.Seed, c.Index)
 	if err != nil {
 		return nil, err
 	}
@@ -128,22 +89,6 @@ func hostOptions(c *Config) ([]libp2p.Option, error) {
 	return opts, nil
 }
 
-func newPubSub(ctx context.Context, c *Config, h host.Host, events *fileTracer, raw *rawTracer) (*pubsub.PubSub, error) {
-	opts, err := pubsubOptions(c, events, raw)
-	if err != nil {
-		return nil, err
-	}
-	switch c.Router {
-	case "gossipsub":
-		return pubsub.NewGossipSub(ctx, h, opts...)
-	case "floodsub":
-		return pubsub.NewFloodSub(ctx, h, opts...)
-	case "randomsub":
-		return pubsub.NewRandomSub(ctx, h, c.RandomsubSize, opts...)
-	}
-	return nil, fmt.Errorf("router %q is not available (gossipsub, floodsub, randomsub)", c.Router)
-}
-
 // commands reads the orchestrator's lines on stdin: "start <unix ns>" once the run's
 // clock is fixed, then "stop". A closed stdin means the orchestrator is gone: stop.
 func commands(start chan<- int64, stop chan<- struct{}) {
@@ -163,19 +108,14 @@ func commands(start chan<- int64, stop chan<- struct{}) {
 	close(stop)
 }
 
+// node is the library's node plus what a process of its own needs.
 type node struct {
-	c      *Config
-	h      host.Host
-	ps     *pubsub.PubSub
-	events *fileTracer
-	raw    *rawTracer
-	topics []*pubsub.Topic
-	ids    map[peer.ID]int
-	result nodeResult
+	*gossipnode.Node
+	c *gossipnode.Config
 }
 
 func runNode(configPath string) error {
-	c, err := readConfig(configPath)
+	c, err := gossipnode.ReadConfig(configPath)
 	if err != nil {
 		return err
 	}
@@ -185,62 +125,21 @@ func runNode(configPath string) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
-	n := &node{c: c, ids: map[peer.ID]int{}}
-	for _, p := range c.Peers {
-		_, id, err := nodeKey(c.Seed, p.Index)
-		if err != nil {
-			return err
-		}
-		n.ids[id] = p.Index
-	}
 	opts, err := hostOptions(c)
 	if err != nil {
 		return err
 	}
-	if n.h, err = libp2p.New(opts...); err != nil {
+	h, err := libp2p.New(opts...)
+	if err != nil {
 		return fmt.Errorf("starting the libp2p host: %w", err)
 	}
-	defer n.h.Close()
-	if n.events, err = newFileTracer(filepath.Join(c.Dir, traceFile), c.TraceRPC); err != nil {
+	defer h.Close()
+	lib, err := gossipnode.Start(ctx, c, h, 0, gossipnode.BuildVersions())
+	if err != nil {
 		return err
 	}
-	n.raw = newRawTracer()
-	if n.ps, err = newPubSub(ctx, c, n.h, n.events, n.raw); err != nil {
-		return fmt.Errorf("starting %s: %w", c.Router, err)
-	}
-	for t := range c.Topics {
-		topic, err := n.ps.Join(topicName(t))
-		if err != nil {
-			return err
-		}
-		sub, err := topic.Subscribe()
-		if err != nil {
-			return err
-		}
-		// Read deliveries so that go never drops them as undeliverable; the trace has them.
-		go func() {
-			for {
-				if _, err := sub.Next(ctx); err != nil {
-					return
-				}
-			}
-		}()
-		n.topics = append(n.topics, topic)
-	}
-	names := make([]string, c.Topics)
-	for t := range names {
-		names[t] = topicName(t)
-	}
-	n.raw.setHello(names)
-	n.result = nodeResult{
-		Index:      c.Index,
-		PeerID:     base64.StdEncoding.EncodeToString([]byte(n.h.ID())),
-		PeerIDText: n.h.ID().String(),
-		Publishes:  []publishRecord{},
-		Drops:      []dropRecord{},
-		Versions:   buildVersions(),
-	}
-	emit(map[string]any{"event": "listening", "index": c.Index, "peer_id": n.h.ID().String()})
+	n := &node{Node: lib, c: c}
+	emit(map[string]any{"event": "listening", "index": c.Index, "peer_id": n.H.ID().String()})
 
 	start := make(chan int64, 1)
 	stop := make(chan struct{})
@@ -263,7 +162,7 @@ func runNode(configPath string) error {
 	case <-ctx.Done():
 		return n.finish(ctx)
 	}
-	n.result.StartUnixNs = epoch
+	n.Result.StartUnixNs = epoch
 	if c.Profile {
 		if f, err := os.Create(filepath.Join(c.Dir, profileFile)); err == nil {
 			if err := pprof.StartCPUProfile(f); err == nil {
@@ -271,7 +170,7 @@ func runNode(configPath string) error {
 			}
 		}
 	}
-	n.publish(ctx, epoch, stop)
+	n.Publish(ctx, epoch, stop)
 	select {
 	case <-stop:
 	case <-ctx.Done():
@@ -289,10 +188,10 @@ func (n *node) connect(ctx context.Context) {
 		if !p.Dial {
 			continue
 		}
-		_, id, _ := nodeKey(n.c.Seed, p.Index)
+		_, id, _ := gossipnode.NodeKey(n.c.Seed, p.Index)
 		addr, err := ma.NewMultiaddr(p.Addr)
 		if err != nil {
-			n.result.ConnectErrors = append(n.result.ConnectErrors, fmt.Sprintf("node %d: %v", p.Index, err))
+			n.Result.ConnectErrors = append(n.Result.ConnectErrors, fmt.Sprintf("node %d: %v", p.Index, err))
 			continue
 		}
 		wg.Add(1)
@@ -301,20 +200,20 @@ func (n *node) connect(ctx context.Context) {
 			info := peer.AddrInfo{ID: id, Addrs: []ma.Multiaddr{addr}}
 			for {
 				dialCtx, cancel := context.WithTimeout(ctx, dialTimeout)
-				err := n.h.Connect(dialCtx, info)
+				err := n.H.Connect(dialCtx, info)
 				cancel()
 				if err == nil {
 					return
 				}
 				if time.Now().After(deadline) || ctx.Err() != nil {
 					mu.Lock()
-					n.result.ConnectErrors = append(n.result.ConnectErrors, fmt.Sprintf("node %d: %v", p.Index, err))
+					n.Result.ConnectErrors = append(n.Result.ConnectErrors, fmt.Sprintf("node %d: %v", p.Index, err))
 					mu.Unlock()
 					return
 				}
 				// A refused dial (the listener is still starting) puts the peer in the
 				// swarm's dial backoff for 5 s or more; the retry must not wait for it.
-				if sw, ok := n.h.Network().(*swarm.Swarm); ok {
+				if sw, ok := n.H.Network().(*swarm.Swarm); ok {
 					sw.Backoff().Clear(id)
 				}
 				time.Sleep(dialRetry)
@@ -338,12 +237,12 @@ func (n *node) awaitReady(ctx context.Context, started time.Time) {
 	for time.Since(started) < time.Duration(n.c.WarmupNs) && ctx.Err() == nil {
 		ready := true
 		for t := range n.c.Topics {
-			name := topicName(t)
-			if len(n.ps.ListPeers(name)) < degree {
+			name := gossipnode.TopicName(t)
+			if len(n.PS.ListPeers(name)) < degree {
 				ready = false
 				break
 			}
-			if n.c.Router == "gossipsub" && n.raw.meshSize(name) < want {
+			if n.c.Router == "gossipsub" && n.Raw.MeshSize(name) < want {
 				ready = false
 				break
 			}
@@ -354,88 +253,25 @@ func (n *node) awaitReady(ctx context.Context, started time.Time) {
 		}
 		time.Sleep(readyPoll)
 	}
-	n.result.ReadyAfterNs = time.Since(started).Nanoseconds()
-	n.result.ReadyBy = by
+	n.Result.ReadyAfterNs = time.Since(started).Nanoseconds()
+	n.Result.ReadyBy = by
 	meshes := make([]int, n.c.Topics)
 	for t := range meshes {
-		meshes[t] = n.raw.meshSize(topicName(t))
+		meshes[t] = n.Raw.MeshSize(gossipnode.TopicName(t))
 	}
 	emit(map[string]any{
 		"event": "ready", "index": n.c.Index, "by": by,
-		"after_ns": n.result.ReadyAfterNs, "mesh": meshes,
-		"peers": len(n.h.Network().Peers()),
+		"after_ns": n.Result.ReadyAfterNs, "mesh": meshes,
+		"peers": len(n.H.Network().Peers()),
 	})
 }
 
-// payload is a message body of `size` bytes whose first four hold the message index,
-// so that content-addressed ids (ethereum) differ between messages.
-func payload(msg uint32, size int) []byte {
-	data := make([]byte, size)
-	if size >= 4 {
-		binary.BigEndian.PutUint32(data, msg)
-	}
-	return data
-}
-
-// publish sends this node's messages at their intended times on the shared clock.
-// One goroutine publishes them one after another, so each traced publish id belongs
-// to the call in progress.
-func (n *node) publish(ctx context.Context, epoch int64, stop <-chan struct{}) {
-	for _, pub := range n.c.Schedule {
-		target := time.Unix(0, epoch+pub.TNs)
-		timer := time.NewTimer(time.Until(target))
-		select {
-		case <-timer.C:
-		case <-stop:
-			timer.Stop()
-			return
-		case <-ctx.Done():
-			timer.Stop()
-			return
-		}
-		data := payload(pub.Msg, pub.Size)
-		n.events.expect()
-		t0 := time.Now().UnixNano()
-		err := n.topics[pub.Topic].Publish(ctx, data)
-		rec := publishRecord{Msg: pub.Msg, TPublish: t0, TReturned: time.Now().UnixNano()}
-		id := n.events.take()
-		rec.ID = base64.StdEncoding.EncodeToString(id)
-		if err != nil {
-			rec.Error = err.Error()
-		}
-		n.result.Publishes = append(n.result.Publishes, rec)
-	}
-}
-
+// finish stops the CPU profile, writes node.json and tells the orchestrator.
 func (n *node) finish(_ context.Context) error {
 	if n.c.Profile {
 		pprof.StopCPUProfile()
 	}
-	n.events.Close()
-	n.raw.mu.Lock()
-	n.result.Traffic = map[string]kindCounters{}
-	for k := range kindCount {
-		n.result.Traffic[kindNames[k]] = n.raw.traffic[k]
-	}
-	for key, count := range n.raw.drops {
-		record := dropRecord{Peer: -1, Kind: key.kind, Reason: key.reason, Count: count}
-		if index, ok := n.ids[key.peer]; ok {
-			record.Peer = index
-		} else if key.peer != "" {
-			record.PeerID = base64.StdEncoding.EncodeToString([]byte(key.peer))
-		}
-		n.result.Drops = append(n.result.Drops, record)
-	}
-	n.raw.mu.Unlock()
-	raw, err := json.MarshalIndent(n.result, "", " ")
-	if err != nil {
-		return err
-	}
-	path := filepath.Join(n.c.Dir, resultFile)
-	if err := os.WriteFile(path+".tmp", raw, 0o644); err != nil {
-		return err
-	}
-	if err := os.Rename(path+".tmp", path); err != nil {
+	if err := n.Finish(); err != nil {
 		return err
 	}
 	emit(map[string]any{"event": "done", "index": n.c.Index})

@@ -1,4 +1,4 @@
-package main
+package gossipnode
 
 import (
 	"encoding/json"
@@ -135,7 +135,7 @@ type AppScore struct {
 	Score float64 `json:"score"`
 }
 
-func readConfig(path string) (*Config, error) {
+func ReadConfig(path string) (*Config, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package main
+package gossipnode
 
 import (
 	"bufio"
@@ -13,14 +13,14 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// fileTracer writes go-libp2p-pubsub's trace events as ndjson, the encoding of the
+// FileTracer writes go-libp2p-pubsub's trace events as ndjson, the encoding of the
 // library's own JSONTracer, but with a Close that waits until every event is on disk:
 // the orchestrator reads the file as soon as the node exits. Events are buffered in
 // memory and written by one goroutine, so the pubsub event loop never waits on a write.
 // It also records the message id of each local publish: PUBLISH_MESSAGE is traced
 // synchronously inside Topic.Publish, on the publishing goroutine (validation.go
 // ValidateLocal), so the id seen between `expect` and `take` is that publish's.
-type fileTracer struct {
+type FileTracer struct {
 	mu       sync.Mutex
 	buf      []*pb.TraceEvent
 	wake     chan struct{} // never closed: Trace may still be called after Close
@@ -30,19 +30,21 @@ type fileTracer struct {
 	keepRPC  bool
 	lastID   []byte
 	expected bool
+	// epoch is subtracted from every event's timestamp (Unix ns) as it is written.
+	epoch int64
 }
 
-func newFileTracer(path string, keepRPC bool) (*fileTracer, error) {
+func NewFileTracer(path string, keepRPC bool) (*FileTracer, error) {
 	f, err := os.Create(path)
 	if err != nil {
 		return nil, err
 	}
-	t := &fileTracer{wake: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{}), keepRPC: keepRPC}
+	t := &FileTracer{wake: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{}), keepRPC: keepRPC}
 	go t.write(f)
 	return t, nil
 }
 
-func (t *fileTracer) Trace(evt *pb.TraceEvent) {
+func (t *FileTracer) Trace(evt *pb.TraceEvent) {
 	switch evt.GetType() {
 	case pb.TraceEvent_SEND_RPC, pb.TraceEvent_RECV_RPC, pb.TraceEvent_DROP_RPC:
 		if !t.keepRPC {
@@ -68,20 +70,20 @@ func (t *fileTracer) Trace(evt *pb.TraceEvent) {
 }
 
 // expect marks the start of a local publish; take returns the id traced since.
-func (t *fileTracer) expect() {
+func (t *FileTracer) expect() {
 	t.mu.Lock()
 	t.expected, t.lastID = true, nil
 	t.mu.Unlock()
 }
 
-func (t *fileTracer) take() []byte {
+func (t *FileTracer) take() []byte {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.expected = false
 	return t.lastID
 }
 
-func (t *fileTracer) write(f *os.File) {
+func (t *FileTracer) write(f *os.File) {
 	w := bufio.NewWriterSize(f, 1<<20)
 	enc := json.NewEncoder(w)
 	var batch []*pb.TraceEvent
@@ -96,6 +98,9 @@ func (t *fileTracer) write(f *os.File) {
 		batch, t.buf = t.buf, batch[:0]
 		t.mu.Unlock()
 		for i, evt := range batch {
+			if t.epoch != 0 {
+				evt.Timestamp = proto.Int64(evt.GetTimestamp() - t.epoch)
+			}
 			_ = enc.Encode(evt) // a lost line shows up as a missing event, reported by the converter
 			batch[i] = nil
 		}
@@ -109,7 +114,7 @@ func (t *fileTracer) write(f *os.File) {
 }
 
 // Close stops accepting events and returns once every earlier event is in the file.
-func (t *fileTracer) Close() {
+func (t *FileTracer) Close() {
 	t.mu.Lock()
 	already := t.closed
 	t.closed = true
@@ -120,8 +125,8 @@ func (t *fileTracer) Close() {
 	<-t.done
 }
 
-// kindCounters is one row of the traffic table.
-type kindCounters struct {
+// KindCounters is one row of the traffic table.
+type KindCounters struct {
 	MsgsSent  uint64 `json:"msgs_sent"`
 	BytesSent uint64 `json:"bytes_sent"`
 	MsgsRecv  uint64 `json:"msgs_recv"`
@@ -134,12 +139,12 @@ type dropKey struct {
 	reason string
 }
 
-// rawTracer counts traffic per kind with exact wire sizes, drops by peer, kind and
+// RawTracer counts traffic per kind with exact wire sizes, drops by peer, kind and
 // reason, and keeps each topic's mesh size for the readiness signal. Its callbacks
 // run synchronously on pubsub's goroutines, so they only count under a mutex.
-type rawTracer struct {
+type RawTracer struct {
 	mu      sync.Mutex
-	traffic [kindCount]kindCounters
+	traffic [kindCount]KindCounters
 	drops   map[dropKey]uint64
 	mesh    map[string]map[peer.ID]bool
 	// hello is the subscription announcement go writes on every new outbound stream
@@ -147,8 +152,8 @@ type rawTracer struct {
 	hello *pb.RPC
 }
 
-// setHello records the topics this node announces to each new peer.
-func (r *rawTracer) setHello(topics []string) {
+// SetHello records the topics this node announces to each new peer.
+func (r *RawTracer) SetHello(topics []string) {
 	rpc := &pb.RPC{}
 	for _, t := range topics {
 		// go v0.17.0 also sets both partial-message flags, to false, on every entry.
@@ -162,11 +167,11 @@ func (r *rawTracer) setHello(topics []string) {
 	r.mu.Unlock()
 }
 
-func newRawTracer() *rawTracer {
-	return &rawTracer{drops: map[dropKey]uint64{}, mesh: map[string]map[peer.ID]bool{}}
+func NewRawTracer() *RawTracer {
+	return &RawTracer{drops: map[dropKey]uint64{}, mesh: map[string]map[peer.ID]bool{}}
 }
 
-func (r *rawTracer) SendRPC(rpc *pubsub.RPC, _ peer.ID) {
+func (r *RawTracer) SendRPC(rpc *pubsub.RPC, _ peer.ID) {
 	m := measureRPC(&rpc.RPC)
 	r.mu.Lock()
 	for k := range kindCount {
@@ -176,7 +181,7 @@ func (r *rawTracer) SendRPC(rpc *pubsub.RPC, _ peer.ID) {
 	r.mu.Unlock()
 }
 
-func (r *rawTracer) RecvRPC(rpc *pubsub.RPC) {
+func (r *RawTracer) RecvRPC(rpc *pubsub.RPC) {
 	m := measureRPC(&rpc.RPC)
 	r.mu.Lock()
 	for k := range kindCount {
@@ -189,7 +194,7 @@ func (r *rawTracer) RecvRPC(rpc *pubsub.RPC) {
 // DropRPC: the peer's outbound queue was full. Every item of the RPC is lost, except
 // GRAFT/PRUNE, which go piggybacks on a later RPC; they are counted all the same,
 // since the drop event is what is reported.
-func (r *rawTracer) DropRPC(rpc *pubsub.RPC, p peer.ID) {
+func (r *RawTracer) DropRPC(rpc *pubsub.RPC, p peer.ID) {
 	m := measureRPC(&rpc.RPC)
 	r.mu.Lock()
 	for k := range kindCount {
@@ -207,7 +212,7 @@ var rejectReasons = map[string]string{
 	pubsub.RejectValidationThrottled: "validate-throttled",
 }
 
-func (r *rawTracer) RejectMessage(msg *pubsub.Message, reason string) {
+func (r *RawTracer) RejectMessage(msg *pubsub.Message, reason string) {
 	if named, ok := rejectReasons[reason]; ok {
 		reason = named
 	}
@@ -216,13 +221,13 @@ func (r *rawTracer) RejectMessage(msg *pubsub.Message, reason string) {
 	r.mu.Unlock()
 }
 
-func (r *rawTracer) UndeliverableMessage(msg *pubsub.Message) {
+func (r *RawTracer) UndeliverableMessage(msg *pubsub.Message) {
 	r.mu.Lock()
 	r.drops[dropKey{msg.ReceivedFrom, kindNames[kindPayload], "undeliverable"}]++
 	r.mu.Unlock()
 }
 
-func (r *rawTracer) Graft(p peer.ID, topic string) {
+func (r *RawTracer) Graft(p peer.ID, topic string) {
 	r.mu.Lock()
 	if r.mesh[topic] == nil {
 		r.mesh[topic] = map[peer.ID]bool{}
@@ -231,19 +236,19 @@ func (r *rawTracer) Graft(p peer.ID, topic string) {
 	r.mu.Unlock()
 }
 
-func (r *rawTracer) Prune(p peer.ID, topic string) {
+func (r *RawTracer) Prune(p peer.ID, topic string) {
 	r.mu.Lock()
 	delete(r.mesh[topic], p)
 	r.mu.Unlock()
 }
 
-func (r *rawTracer) meshSize(topic string) int {
+func (r *RawTracer) MeshSize(topic string) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return len(r.mesh[topic])
 }
 
-func (r *rawTracer) OnNewOutboundStream(peer.ID, protocol.ID) {
+func (r *RawTracer) OnNewOutboundStream(peer.ID, protocol.ID) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.hello == nil {
@@ -256,13 +261,13 @@ func (r *rawTracer) OnNewOutboundStream(peer.ID, protocol.ID) {
 	}
 }
 
-func (r *rawTracer) OnClosedOutboundStream(peer.ID)   {}
-func (r *rawTracer) Join(string)                      {}
-func (r *rawTracer) Leave(string)                     {}
-func (r *rawTracer) ValidateMessage(*pubsub.Message)  {}
-func (r *rawTracer) DeliverMessage(*pubsub.Message)   {}
-func (r *rawTracer) DuplicateMessage(*pubsub.Message) {}
-func (r *rawTracer) ThrottlePeer(peer.ID)             {}
+func (r *RawTracer) OnClosedOutboundStream(peer.ID)   {}
+func (r *RawTracer) Join(string)                      {}
+func (r *RawTracer) Leave(string)                     {}
+func (r *RawTracer) ValidateMessage(*pubsub.Message)  {}
+func (r *RawTracer) DeliverMessage(*pubsub.Message)   {}
+func (r *RawTracer) DuplicateMessage(*pubsub.Message) {}
+func (r *RawTracer) ThrottlePeer(peer.ID)             {}
 
-var _ pubsub.RawTracer = (*rawTracer)(nil)
-var _ pubsub.EventTracer = (*fileTracer)(nil)
+var _ pubsub.RawTracer = (*RawTracer)(nil)
+var _ pubsub.EventTracer = (*FileTracer)(nil)

@@ -1,4 +1,4 @@
-package main
+package gossipnode
 
 import (
 	"encoding/binary"

@@ -1,4 +1,4 @@
-package main
+package gossipnode
 
 import (
 	"crypto/ed25519"
@@ -9,10 +9,10 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 )
 
-// nodeKey derives node `index`'s Ed25519 identity from the scenario seed, so that every
+// NodeKey derives node `index`'s Ed25519 identity from the scenario seed, so that every
 // node knows its neighbours' peer ids before any of them starts, and a re-run of the
 // same scenario gets the same ids (and so the same message ids and tie-breaks).
-func nodeKey(seed uint64, index int) (crypto.PrivKey, peer.ID, error) {
+func NodeKey(seed uint64, index int) (crypto.PrivKey, peer.ID, error) {
 	var material [8 + 4]byte
 	binary.LittleEndian.PutUint64(material[:8], seed)
 	binary.LittleEndian.PutUint32(material[8:], uint32(index))

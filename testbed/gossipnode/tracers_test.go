@@ -1,4 +1,4 @@
-package main
+package gossipnode
 
 import (
 	"bufio"
@@ -11,7 +11,7 @@ import (
 
 func TestFileTracerKeepsEveryEventAndToleratesLateOnes(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "trace.ndjson")
-	tr, err := newFileTracer(path, false)
+	tr, err := NewFileTracer(path, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package main
+package gossipnode
 
 import (
 	"testing"
@@ -14,7 +14,7 @@ func id(n int) string { // a go message id: 38-byte peer id + 8-byte seqno
 }
 
 func TestKindsAddUpToTheMarshalledFrame(t *testing.T) {
-	topic := topicName(0)
+	topic := TopicName(0)
 	msg := &pb.Message{From: make([]byte, 38), Data: make([]byte, 1000), Seqno: make([]byte, 8), Topic: &topic, Signature: make([]byte, 64)}
 	sub := true
 	backoff := uint64(60)
@@ -50,7 +50,7 @@ func TestKindsAddUpToTheMarshalledFrame(t *testing.T) {
 func TestSignedKilobyteMessageIsTheSizeProtocolNotesGive(t *testing.T) {
 	// protocol-notes §5: a signed Ed25519 message of 1024 data bytes is 1170 bytes framed
 	// with a 20-character topic.
-	topic := topicName(0)
+	topic := TopicName(0)
 	msg := &pb.Message{From: make([]byte, 38), Data: make([]byte, 1024), Seqno: make([]byte, 8), Topic: &topic, Signature: make([]byte, 64)}
 	m := measureRPC(&pb.RPC{Publish: []*pb.Message{msg}})
 	if m.bytes[kindPayload] != 1170 || m.items[kindPayload] != 1 {
@@ -59,7 +59,7 @@ func TestSignedKilobyteMessageIsTheSizeProtocolNotesGive(t *testing.T) {
 }
 
 func TestItemsCountIdsAndTopicEntries(t *testing.T) {
-	topic := topicName(1)
+	topic := TopicName(1)
 	rpc := &pb.RPC{Control: &pb.ControlMessage{
 		Ihave: []*pb.ControlIHave{{TopicID: &topic, MessageIDs: []string{id(1), id(2), id(3)}}},
 		Iwant: []*pb.ControlIWant{{MessageIDs: []string{id(1), id(2)}}},

@@ -1,4 +1,4 @@
-package main
+package gossipnode
 
 import "testing"
 
@@ -12,7 +12,7 @@ func TestAppScoresNameTheListedNodesPeerIDs(t *testing.T) {
 	}
 	want := map[int]float64{0: -100, 1: 0, 2: -100, 3: 1.5, 4: 0}
 	for index, score := range want {
-		_, id, err := nodeKey(42, index)
+		_, id, err := NodeKey(42, index)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -21,7 +21,7 @@ func TestAppScoresNameTheListedNodesPeerIDs(t *testing.T) {
 		}
 	}
 	// Another seed gives other peer ids: none of them is listed.
-	_, other, _ := nodeKey(43, 0)
+	_, other, _ := NodeKey(43, 0)
 	if got := params.AppSpecificScore(other); got != 0 {
 		t.Fatalf("unlisted peer scored %v", got)
 	}
@@ -40,12 +40,12 @@ func TestPeerExchangeAndDirectPeersBecomeOptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, id, _ := nodeKey(9, 2)
+	_, id, _ := NodeKey(9, 2)
 	if len(infos) != 1 || infos[0].ID != id || infos[0].Addrs[0].String() != "/ip4/10.77.0.10/tcp/4001" {
 		t.Fatalf("direct peers %v", infos)
 	}
-	plain, _ := pubsubOptions(&Config{Router: "gossipsub", Version: "1.1", Protocol: c.Protocol}, nil, nil)
-	with, err := pubsubOptions(c, nil, nil)
+	plain, _ := PubsubOptions(&Config{Router: "gossipsub", Version: "1.1", Protocol: c.Protocol}, nil, nil)
+	with, err := PubsubOptions(c, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func TestPeerExchangeAndDirectPeersBecomeOptions(t *testing.T) {
 	}
 	floodsub := *c
 	floodsub.Router = "floodsub"
-	if _, err := pubsubOptions(&floodsub, nil, nil); err != nil {
+	if _, err := PubsubOptions(&floodsub, nil, nil); err != nil {
 		t.Fatalf("floodsub must not get gossipsub-only options: %v", err)
 	}
 }

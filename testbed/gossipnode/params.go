@@ -1,4 +1,4 @@
-package main
+package gossipnode
 
 import (
 	"crypto/sha256"
@@ -12,9 +12,9 @@ import (
 	ma "github.com/multiformats/go-multiaddr"
 )
 
-// topicName is topic t's name on the wire. It is 20 characters long, the length the
+// TopicName is topic t's name on the wire. It is 20 characters long, the length the
 // model sizes its RPCs with (model_backend.TOPIC_NAME_LENGTH), so byte counts compare.
-func topicName(t int) string { return fmt.Sprintf("gossiplab-topic-%04d", t) }
+func TopicName(t int) string { return fmt.Sprintf("gossiplab-topic-%04d", t) }
 
 // gossipParams maps the scenario's [protocol] onto go's GossipSubParams. Fields the
 // scenario does not name keep go's defaults (connectors, connection timeout, direct
@@ -73,7 +73,7 @@ func appScores(seed uint64, entries []AppScore) (map[peer.ID]float64, error) {
 	scores := map[peer.ID]float64{}
 	for _, entry := range entries {
 		for _, index := range entry.Nodes {
-			_, id, err := nodeKey(seed, index)
+			_, id, err := NodeKey(seed, index)
 			if err != nil {
 				return nil, err
 			}
@@ -104,7 +104,7 @@ func scoreOptions(s *ScoreConfig, topics int, seed uint64) (*pubsub.PeerScorePar
 		RetainScore:                 time.Duration(s.RetainScoreNs),
 	}
 	for t := range topics {
-		params.Topics[topicName(t)] = &pubsub.TopicScoreParams{
+		params.Topics[TopicName(t)] = &pubsub.TopicScoreParams{
 			TopicWeight:                     s.TopicWeight,
 			TimeInMeshWeight:                s.TimeInMeshWeight,
 			TimeInMeshQuantum:               time.Duration(s.TimeInMeshQuantumNs),
@@ -139,7 +139,7 @@ func scoreOptions(s *ScoreConfig, topics int, seed uint64) (*pubsub.PeerScorePar
 func directPeers(c *Config) ([]peer.AddrInfo, error) {
 	infos := make([]peer.AddrInfo, 0, len(c.Direct))
 	for _, d := range c.Direct {
-		_, id, err := nodeKey(c.Seed, d.Index)
+		_, id, err := NodeKey(c.Seed, d.Index)
 		if err != nil {
 			return nil, err
 		}
@@ -152,8 +152,8 @@ func directPeers(c *Config) ([]peer.AddrInfo, error) {
 	return infos, nil
 }
 
-// pubsubOptions is every option the scenario implies, for the chosen router.
-func pubsubOptions(c *Config, events pubsub.EventTracer, raw pubsub.RawTracer) ([]pubsub.Option, error) {
+// PubsubOptions is every option the scenario implies, for the chosen router.
+func PubsubOptions(c *Config, events pubsub.EventTracer, raw pubsub.RawTracer) ([]pubsub.Option, error) {
 	p := c.Protocol
 	opts := []pubsub.Option{
 		pubsub.WithEventTracer(events),

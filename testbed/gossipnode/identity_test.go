@@ -1,15 +1,15 @@
-package main
+package gossipnode
 
 import "testing"
 
 func TestNodeKeysAreDeterministicAndDistinct(t *testing.T) {
-	_, a1, err := nodeKey(7, 0)
+	_, a1, err := NodeKey(7, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, a2, _ := nodeKey(7, 0)
-	_, b, _ := nodeKey(7, 1)
-	_, c, _ := nodeKey(8, 0)
+	_, a2, _ := NodeKey(7, 0)
+	_, b, _ := NodeKey(7, 1)
+	_, c, _ := NodeKey(8, 0)
 	if a1 != a2 {
 		t.Fatal("same seed and index gave different peer ids")
 	}
@@ -32,7 +32,7 @@ func TestPayloadCarriesTheMessageIndex(t *testing.T) {
 }
 
 func TestTopicNamesAreTwentyCharacters(t *testing.T) {
-	if len(topicName(0)) != 20 || len(topicName(9999)) != 20 {
+	if len(TopicName(0)) != 20 || len(TopicName(9999)) != 20 {
 		t.Fatal("the model sizes RPCs with 20-character topics")
 	}
 }
