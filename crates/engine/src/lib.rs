@@ -8,6 +8,7 @@
 
 pub mod aggregate;
 pub mod config;
+pub mod control;
 mod exchange;
 mod faults;
 mod gossipsub;

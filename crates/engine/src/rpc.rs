@@ -6,122 +6,15 @@
 
 use smallvec::SmallVec;
 
+use crate::control::KINDS;
+pub use crate::control::{Control, Kind, Prune, KIND_COUNT, KIND_NAMES};
 use crate::wire::WireSizes;
-
-/// Traffic kinds, in the order of the `traffic` table.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u8)]
-pub enum Kind {
-    Payload = 0,
-    Ihave = 1,
-    Iwant = 2,
-    Graft = 3,
-    Prune = 4,
-    Idontwant = 5,
-    Iannounce = 6,
-    Ineed = 7,
-    Subscribe = 8,
-}
-
-pub const KIND_COUNT: usize = 9;
-
-/// Kinds carried inside the `control` field.
-const CONTROL_KINDS: [Kind; 7] = [
-    Kind::Ihave,
-    Kind::Iwant,
-    Kind::Graft,
-    Kind::Prune,
-    Kind::Idontwant,
-    Kind::Iannounce,
-    Kind::Ineed,
-];
-
-/// Framing goes to the first kind present, in this order.
-const ATTRIBUTION_ORDER: [Kind; 9] = [
-    Kind::Payload,
-    Kind::Subscribe,
-    Kind::Graft,
-    Kind::Prune,
-    Kind::Ihave,
-    Kind::Iwant,
-    Kind::Idontwant,
-    Kind::Iannounce,
-    Kind::Ineed,
-];
-pub const KIND_NAMES: [&str; KIND_COUNT] = [
-    "payload",
-    "ihave",
-    "iwant",
-    "graft",
-    "prune",
-    "idontwant",
-    "iannounce",
-    "ineed",
-    "subscribe",
-];
 
 /// A message carried in an RPC, with the sender's hop count for it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MsgRef {
     pub msg: u32,
     pub hop: u16,
-}
-
-/// One `ControlPrune` entry.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Prune {
-    pub topic: u16,
-    /// Backoff in seconds; 0 = field omitted (v1.0).
-    pub backoff_s: u64,
-    /// Peer exchange: nodes the pruned peer may connect to instead.
-    pub px: Vec<u32>,
-}
-
-impl Prune {
-    pub fn new(topic: u16, backoff_s: u64) -> Self {
-        Self {
-            topic,
-            backoff_s,
-            px: Vec::new(),
-        }
-    }
-}
-
-#[derive(Clone, Debug, Default)]
-pub struct Control {
-    /// (topic, message ids) per IHAVE entry.
-    pub ihave: Vec<(u16, Vec<u32>)>,
-    pub iwant: Vec<u32>,
-    pub graft: Vec<u16>,
-    pub prune: Vec<Prune>,
-    /// v1.2: ids the sender already has (do not send them).
-    pub idontwant: Vec<u32>,
-    /// v2.0: (topic, id) of messages the sender can serve on request.
-    pub iannounce: Vec<(u16, u32)>,
-    /// v2.0: ids the sender asks for after an IANNOUNCE.
-    pub ineed: Vec<u32>,
-}
-
-impl Control {
-    pub fn is_empty(&self) -> bool {
-        self.ihave.is_empty()
-            && self.iwant.is_empty()
-            && self.graft.is_empty()
-            && self.prune.is_empty()
-            && self.idontwant.is_empty()
-            && self.iannounce.is_empty()
-            && self.ineed.is_empty()
-    }
-
-    fn clear(&mut self) {
-        self.ihave.clear();
-        self.iwant.clear();
-        self.graft.clear();
-        self.prune.clear();
-        self.idontwant.clear();
-        self.iannounce.clear();
-        self.ineed.clear();
-    }
 }
 
 #[derive(Clone, Debug, Default)]
@@ -152,10 +45,9 @@ impl Rpc {
 
     /// Compute the wire size of every part. `size_of(msg)` is the message's payload size.
     ///
-    /// Each part is charged to its kind; the framing and the `control` wrapper are charged
-    /// to the first kind present in the order payload, subscribe, graft, prune, ihave,
-    /// iwant, idontwant, iannounce, ineed, so the kinds always add up to the bytes on the
-    /// wire. INEED is one `ControlINeed` entry per id (specs PR #653).
+    /// Each part is charged to its kind, sized as the kind table says; the framing and
+    /// the `control` wrapper are charged to the first kind present in the table's order,
+    /// so the kinds always add up to the bytes on the wire.
     pub fn measure(&mut self, wire: &WireSizes, size_of: impl Fn(u32) -> u64) {
         if self.subscribe.is_empty() && self.unsubscribe.is_empty() && self.control.is_empty() {
             // The common case, a forward of one or a few messages: payload only.
@@ -176,43 +68,26 @@ impl Rpc {
             bytes[Kind::Payload as usize] += wire.publish_field(size_of(m.msg));
         }
         items[Kind::Payload as usize] = self.msgs.len() as u64;
-        // A `SubOpts` costs the same either way: go always writes its subscribe flag.
-        let subopts = (self.subscribe.len() + self.unsubscribe.len()) as u64;
-        items[Kind::Subscribe as usize] = subopts;
-        bytes[Kind::Subscribe as usize] = subopts * wire.subscription_entry();
-        let c = &self.control;
-        for (_, ids) in &c.ihave {
-            bytes[Kind::Ihave as usize] += wire.ihave_entry(ids.len() as u64);
-            items[Kind::Ihave as usize] += ids.len() as u64;
+        let mut control_body = 0;
+        for spec in &KINDS {
+            if let Some(sizing) = spec.sizing {
+                let (n, b) = sizing(self, wire);
+                items[spec.kind as usize] = n;
+                bytes[spec.kind as usize] = b;
+                if spec.in_control {
+                    control_body += b;
+                }
+            }
         }
-        if !c.iwant.is_empty() {
-            bytes[Kind::Iwant as usize] = wire.id_list_entry(c.iwant.len() as u64);
-            items[Kind::Iwant as usize] = c.iwant.len() as u64;
-        }
-        bytes[Kind::Graft as usize] = c.graft.len() as u64 * wire.graft_entry();
-        items[Kind::Graft as usize] = c.graft.len() as u64;
-        for prune in &c.prune {
-            bytes[Kind::Prune as usize] += wire.prune_entry(prune.backoff_s, prune.px.len() as u64);
-        }
-        items[Kind::Prune as usize] = c.prune.len() as u64;
-        if !c.idontwant.is_empty() {
-            bytes[Kind::Idontwant as usize] = wire.id_list_entry(c.idontwant.len() as u64);
-            items[Kind::Idontwant as usize] = c.idontwant.len() as u64;
-        }
-        bytes[Kind::Iannounce as usize] = c.iannounce.len() as u64 * wire.announce_entry();
-        items[Kind::Iannounce as usize] = c.iannounce.len() as u64;
-        bytes[Kind::Ineed as usize] = c.ineed.len() as u64 * wire.id_list_entry(1);
-        items[Kind::Ineed as usize] = c.ineed.len() as u64;
-
-        let control_body: u64 = CONTROL_KINDS.iter().map(|&k| bytes[k as usize]).sum();
         let mut overhead = 0;
         if control_body > 0 {
             overhead += WireSizes::control_field(control_body) - control_body;
         }
         let body: u64 = bytes.iter().sum::<u64>() + overhead;
         overhead += WireSizes::frame(body) - body;
-        let first = ATTRIBUTION_ORDER
-            .into_iter()
+        let first = KINDS
+            .iter()
+            .map(|spec| spec.kind)
             .find(|&k| bytes[k as usize] > 0)
             .unwrap_or(Kind::Payload);
         bytes[first as usize] += overhead;
