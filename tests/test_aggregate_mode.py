@@ -19,17 +19,17 @@ import numpy as np
 import polars as pl
 import pytest
 
-from gossiplab.aggregates import values_at_ranks, weighted_distribution
-from gossiplab.digest import load_digest
+from gossiplab.analysis.aggregates import values_at_ranks, weighted_distribution
+from gossiplab.analysis.digest import load_digest
+from gossiplab.analysis.metrics import compute_summary
+from gossiplab.analysis.results import SIGNIFICANT_DIGITS, load_results
+from gossiplab.analysis.tables import RunTables, from_rows
+from gossiplab.backends.model import check_supported
 from gossiplab.errors import ScenarioError
 from gossiplab.estimate import estimate
-from gossiplab.metrics import compute_summary
-from gossiplab.model_backend import check_supported
-from gossiplab.report import build_report
-from gossiplab.results import SIGNIFICANT_DIGITS, load_results
+from gossiplab.report.run_report import build_report
 from gossiplab.runner import run
 from gossiplab.scenario import parse_scenario
-from gossiplab.tables import RunTables, from_rows
 from gossiplab.topology import build_topology
 from gossiplab.workload import build_schedule
 
@@ -199,7 +199,7 @@ CHILD = textwrap.dedent(
     """
     import json, sys
     from pathlib import Path
-    from gossiplab.model_backend import start_engine
+    from gossiplab.backends.model import start_engine
     from gossiplab.scenario import parse_scenario
     from gossiplab.topology import build_topology
     from gossiplab.workload import build_schedule, end_time_ns

@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from gossiplab.breakdown import breakdown_tables
-from gossiplab.metrics import compute_summary
-from gossiplab.tables import RunTables, from_rows
+from gossiplab.analysis.breakdown import breakdown_tables
+from gossiplab.analysis.metrics import compute_summary
+from gossiplab.analysis.tables import RunTables, from_rows
 
 MS = 1_000_000
 

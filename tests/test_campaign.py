@@ -13,9 +13,9 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from gossiplab import model_backend
-from gossiplab.campaign import CampaignError, case_letter, plan_campaign, run_campaign
+from gossiplab.backends import model as model_backend
 from gossiplab.errors import GossiplabError, Problem
+from gossiplab.multirun.campaign import CampaignError, case_letter, plan_campaign, run_campaign
 from gossiplab.scenario import Scenario, load_scenario, scenario_to_toml
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -14,8 +14,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from gossiplab.compare import CompareError, compare_runs, expand_runs
-from gossiplab.digest import load_digest
+from gossiplab.analysis.digest import load_digest
+from gossiplab.multirun.compare import CompareError, compare_runs, expand_runs
 from gossiplab.runner import run
 from gossiplab.scenario import parse_scenario
 

@@ -9,6 +9,7 @@ import networkx as nx
 import numpy as np
 import pytest
 
+from gossiplab.backends.model import run_model
 from gossiplab.geography import (
     NO_GROUP,
     engine_placement,
@@ -17,7 +18,6 @@ from gossiplab.geography import (
     nodes_table,
     place_nodes,
 )
-from gossiplab.model_backend import run_model
 from gossiplab.scenario import Scenario, parse_scenario
 from gossiplab.topology import build_topology
 from gossiplab.workload import build_schedule, end_time_ns

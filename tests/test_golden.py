@@ -18,9 +18,9 @@ import numpy as np
 import polars as pl
 import pytest
 
-from gossiplab.model_backend import run_model
+from gossiplab.analysis.tables import RunTables
+from gossiplab.backends.model import run_model
 from gossiplab.scenario import parse_scenario
-from gossiplab.tables import RunTables
 from gossiplab.topology import build_topology
 from gossiplab.workload import build_schedule, end_time_ns
 

@@ -7,9 +7,9 @@ from typing import Any
 import polars as pl
 import pytest
 
+from gossiplab.analysis.metrics import compute_summary, distribution, nearest_rank
+from gossiplab.analysis.tables import RunTables, empty_table, from_rows
 from gossiplab.errors import ResultsError
-from gossiplab.metrics import compute_summary, distribution, nearest_rank
-from gossiplab.tables import RunTables, empty_table, from_rows
 
 MS = 1_000_000
 

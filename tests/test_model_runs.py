@@ -12,8 +12,8 @@ from typing import Any
 import polars as pl
 import pytest
 
+from gossiplab.backends.model import start_engine
 from gossiplab.errors import ScenarioError
-from gossiplab.model_backend import start_engine
 from gossiplab.runner import RunResult, run
 from gossiplab.scenario import Scenario, parse_scenario
 from gossiplab.topology import build_topology

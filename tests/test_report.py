@@ -13,11 +13,11 @@ from typing import Any
 import polars as pl
 import pytest
 
+from gossiplab.analysis.results import write_results
+from gossiplab.analysis.tables import RunTables, empty_table, from_rows
 from gossiplab.errors import ResultsError
-from gossiplab.plots import resource_samples
-from gossiplab.report import build_report
-from gossiplab.results import write_results
-from gossiplab.tables import RunTables, empty_table, from_rows
+from gossiplab.report.plots import resource_samples
+from gossiplab.report.run_report import build_report
 
 MS = 1_000_000
 FIGURES = 12

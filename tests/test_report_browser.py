@@ -21,10 +21,10 @@ from typing import Any
 
 import pytest
 
-from gossiplab.compare import compare_runs
+from gossiplab.multirun.compare import compare_runs
+from gossiplab.multirun.sweep import run_sweep
 from gossiplab.runner import run
 from gossiplab.scenario import parse_scenario
-from gossiplab.sweep import run_sweep
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = pytest.mark.skipif(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from gossiplab.report import build_report
+from gossiplab.report.run_report import build_report
 from gossiplab.runner import run
 from gossiplab.scenario import parse_scenario
 
@@ -14,7 +14,7 @@ def test_testbed_warnings_and_profile_top_are_in_the_report(tmp_path: Path) -> N
     s = parse_scenario({"topology": {"kind": "ring", "nodes": 6}}, base_dir=tmp_path)
     out = run(s, tmp_path / "run").out_dir
     summary = json.loads((out / "summary.json").read_text())
-    # What a profiled testbed run records (gossiplab.testbed.pprof.aggregate's shape).
+    # What a profiled testbed run records (gossiplab.backends.testbed.pprof.aggregate's shape).
     summary["run"]["testbed"] = {
         "warnings": ["the nodes need about 1.6 cores of this host's 2"],
         "profile": {

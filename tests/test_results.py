@@ -14,9 +14,9 @@ import pyarrow.parquet as pq
 import pytest
 from polars.testing import assert_frame_equal
 
+from gossiplab.analysis.results import load_results, write_results
+from gossiplab.analysis.tables import RunTables, check_tables, empty_table, from_rows
 from gossiplab.errors import ResultsError
-from gossiplab.results import load_results, write_results
-from gossiplab.tables import RunTables, check_tables, empty_table, from_rows
 
 MS = 1_000_000
 SCENARIO = 'name = "line"\nseed = 7\n\n[topology]\nkind = "edges"\nnodes = 5\n'
@@ -168,7 +168,7 @@ def test_failure_while_rendering_the_report_leaves_nothing_behind(
     def broken(*args: object) -> None:
         raise RuntimeError("plotting failed")
 
-    monkeypatch.setattr("gossiplab.report.render_all", broken)
+    monkeypatch.setattr("gossiplab.report.run_report.render_all", broken)
     with pytest.raises(RuntimeError, match="plotting failed"):
         write_results(tmp_path / "run", line_tables(), SCENARIO, run_info())
     assert list(tmp_path.iterdir()) == []

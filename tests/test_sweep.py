@@ -18,10 +18,10 @@ from typing import Any
 import polars as pl
 import pytest
 
-from gossiplab import model_backend
+from gossiplab.backends import model as model_backend
 from gossiplab.errors import Problem
+from gossiplab.multirun.sweep import SweepError, folder_name, plan_sweep, run_sweep, value_text
 from gossiplab.scenario import Scenario
-from gossiplab.sweep import SweepError, folder_name, plan_sweep, run_sweep, value_text
 
 LINE_SWEEP = """
 name = "line"

@@ -15,8 +15,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from gossiplab.multirun.sweep import plan_sweep
 from gossiplab.runner import run
-from gossiplab.sweep import plan_sweep
 
 ray = pytest.importorskip(
     "ray", reason="ray is not installed: pip install -e '.[ray]' (make test installs it)"

@@ -10,10 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from gossiplab.backends.testbed.links import has_latency, latency_rule, link_latencies, rule_latency
+from gossiplab.backends.testbed.nodeconfig import node_configs
 from gossiplab.geography import place_nodes
 from gossiplab.scenario import parse_scenario
-from gossiplab.testbed.links import has_latency, latency_rule, link_latencies, rule_latency
-from gossiplab.testbed.nodeconfig import node_configs
 from gossiplab.topology import build_topology
 from gossiplab.workload import build_schedule
 

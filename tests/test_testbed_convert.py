@@ -15,8 +15,8 @@ from pathlib import Path
 
 import polars as pl
 
+from gossiplab.backends.testbed.convert import NO_PEER, convert
 from gossiplab.scenario import load_scenario
-from gossiplab.testbed.convert import NO_PEER, convert
 from gossiplab.topology import build_topology
 from gossiplab.workload import build_schedule
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from gossiplab.cli import app
+from gossiplab.cli.main import app
 from testbed_marks import REAL_NODES
 
 pytestmark = REAL_NODES

@@ -15,10 +15,10 @@ from typing import Any
 import polars as pl
 import pytest
 
+from gossiplab.backends.testbed.binary import ensure_binary
+from gossiplab.backends.testbed.netns import WORK_ROOT, run_prefix
 from gossiplab.runner import run
 from gossiplab.scenario import parse_scenario
-from gossiplab.testbed.binary import ensure_binary
-from gossiplab.testbed.netns import WORK_ROOT, run_prefix
 from testbed_marks import REAL_NODES
 
 MS = 1_000_000

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from gossiplab.testbed.binary import ensure_binary
-from gossiplab.testbed.netns import (
+from gossiplab.backends.testbed.binary import ensure_binary
+from gossiplab.backends.testbed.netns import (
     build_network,
     core_ns,
     delete_namespaces,

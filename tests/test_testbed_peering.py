@@ -35,9 +35,9 @@ from typing import Any
 import polars as pl
 import pytest
 
+from gossiplab.backends.testbed.convert import GRAFT, PRUNE, RECV_RPC
 from gossiplab.runner import run
 from gossiplab.scenario import parse_scenario
-from gossiplab.testbed.convert import GRAFT, PRUNE, RECV_RPC
 from testbed_marks import REAL_NODES
 
 pytestmark = REAL_NODES

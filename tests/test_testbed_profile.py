@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from gossiplab.testbed.pprof import aggregate, layer_of, read_profile, top_table
+from gossiplab.backends.testbed.pprof import aggregate, layer_of, read_profile, top_table
 
 PROFILE = Path(__file__).parent / "data" / "testbed-profile" / "cpu.pprof"
 TOP_LINE = re.compile(r"^\s*\S+\s+([\d.]+)%\s+[\d.]+%\s+\S+\s+([\d.]+)%\s+(.+)$")

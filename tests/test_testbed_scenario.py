@@ -7,11 +7,15 @@ from typing import Any
 
 import pytest
 
+from gossiplab.backends.testbed.ceiling import (
+    CPU_PER_COPY_SIGNED_S,
+    capacity_warning,
+    estimated_cores,
+)
+from gossiplab.backends.testbed.crosscheck import check_both
+from gossiplab.backends.testbed.support import check_supported, notes
 from gossiplab.errors import ScenarioError
 from gossiplab.scenario import parse_scenario, scenario_to_toml
-from gossiplab.testbed.ceiling import CPU_PER_COPY_SIGNED_S, capacity_warning, estimated_cores
-from gossiplab.testbed.crosscheck import check_both
-from gossiplab.testbed.support import check_supported, notes
 from gossiplab.topology import build_topology
 
 

@@ -15,9 +15,9 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from gossiplab.cli import app
-from gossiplab.testbed.binary import ensure_binary
-from gossiplab.testbed.netns import list_namespaces, namespace_pids
+from gossiplab.backends.testbed.binary import ensure_binary
+from gossiplab.backends.testbed.netns import list_namespaces, namespace_pids
+from gossiplab.cli.main import app
 from testbed_marks import REAL_NODES
 
 pytestmark = REAL_NODES

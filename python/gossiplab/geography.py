@@ -21,10 +21,10 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from gossiplab.analysis.tables import POLARS_SCHEMAS
 from gossiplab.faults import slow_down
 from gossiplab.rng import SplitMix64, stream_seed
 from gossiplab.scenario import Scenario
-from gossiplab.tables import POLARS_SCHEMAS
 
 NO_GROUP = -1
 """Group index of a node when the scenario has no regions (or no classes)."""

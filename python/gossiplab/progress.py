@@ -15,7 +15,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from gossiplab.model_backend import ProgressCallback
+from gossiplab.backends.model import ProgressCallback
 
 NS_PER_S = 1e9
 

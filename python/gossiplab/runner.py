@@ -20,18 +20,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gossiplab import __version__
+from gossiplab.analysis.liveness import message_lifetime_ns
+from gossiplab.analysis.results import write_results
+from gossiplab.backends.model import ModelRun, ProgressCallback, run_model
 from gossiplab.errors import Problem, ScenarioError
 from gossiplab.estimate import available_memory, check_fits, estimate
 from gossiplab.faults import down_intervals, engine_faults, unsubscribed_intervals
-from gossiplab.liveness import message_lifetime_ns
-from gossiplab.model_backend import ModelRun, ProgressCallback, run_model
-from gossiplab.results import write_results
 from gossiplab.scenario import Scenario, load_scenario, scenario_hash, scenario_to_toml
 from gossiplab.topology import Topology, build_topology
 from gossiplab.workload import Schedule, build_schedule, end_time_ns
 
 if TYPE_CHECKING:
-    from gossiplab.testbed import TestbedRun
+    from gossiplab.backends.testbed import TestbedRun
 
 RESULTS_ROOT = Path("results")
 ENGINE_SWITCH_INTERVAL_S = 1e-4
@@ -77,7 +77,7 @@ def _run_backend(
     if s.backend == "testbed":
         # Imported here: the testbed pulls in subprocess and namespace handling that
         # model runs never need.
-        from gossiplab.testbed import run_testbed
+        from gossiplab.backends.testbed import run_testbed
 
         return run_testbed(s, topology, schedule, end_ns, progress)
     raise ScenarioError(
@@ -105,7 +105,7 @@ def _prepare_report() -> None:
     # Only a head start: if anything fails, the report's own import raises it where it
     # is handled.
     with contextlib.suppress(Exception):
-        from gossiplab import drawing, report  # noqa: F401 (report: loaded, not used here)
+        from gossiplab.report import drawing, run_report  # noqa: F401 (run_report: loaded, not used here)
 
         drawing.warm_up()
 

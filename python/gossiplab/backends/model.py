@@ -1,0 +1,266 @@
+"""The model backend: a resolved scenario in, event tables out, through the Rust engine.
+
+This module translates the scenario into the engine's own configuration (times in ns,
+bandwidths in bit/s, one value per node), refuses what the engine does not model yet
+(with the field and the reason, never a silent no-op), drives the engine in slices of
+simulated time so a progress bar can follow, and wraps the engine's columns into the
+event tables of DESIGN.md.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from gossiplab import _engine
+from gossiplab.analysis.liveness import message_lifetime_ns
+from gossiplab.analysis.tables import AGGREGATE_TABLES, POLARS_SCHEMAS, RunTables
+from gossiplab.backends.params import protocol_params
+from gossiplab.errors import Problem, ScenarioError
+from gossiplab.faults import engine_faults
+from gossiplab.geography import (
+    engine_placement,
+    node_resources,
+    nodes_table,
+    place_nodes,
+)
+from gossiplab.scenario import Scenario
+from gossiplab.topology import Topology
+from gossiplab.workload import Schedule
+
+# Topic strings on the wire are this long (the size protocol-notes.md §5 assumes).
+TOPIC_NAME_LENGTH = 20
+# The engine keeps topic subscriptions in a 64-bit mask.
+MAX_TOPICS = 64
+# Slices of simulated time per run, for the progress bar.
+PROGRESS_STEPS = 200
+
+ProgressCallback = Callable[[int, int, int], None]
+"""Called with (simulated ns so far, simulated ns in total, events so far)."""
+
+
+@dataclass(frozen=True)
+class ModelRun:
+    tables: RunTables
+    events: int
+    engine_version: str
+
+
+def unsupported_features(s: Scenario) -> list[Problem]:
+    """What the scenario asks for that the model does not simulate yet."""
+    problems: list[Problem] = []
+    if s.output.mode == "aggregate" and s.output.receipts:
+        problems.append(
+            Problem(
+                "output.receipts",
+                "a row per payload copy defeats the aggregate mode, which keeps no row per receipt",
+                'set receipts = false, or use mode = "full"',
+            )
+        )
+    if s.workload.topics > MAX_TOPICS:
+        problems.append(
+            Problem("workload.topics", f"at most {MAX_TOPICS}, got {s.workload.topics}")
+        )
+    return problems
+
+
+def check_supported(s: Scenario) -> None:
+    problems = unsupported_features(s)
+    if problems:
+        raise ScenarioError(problems)
+
+
+def _latency_model(s: Scenario) -> dict[str, Any]:
+    latency = s.network.latency
+    if isinstance(latency, int):
+        return {"kind": "constant", "ns": latency}
+    kind = latency.distribution
+    if kind == "uniform":
+        return {"kind": "uniform", "min_ns": latency.min, "max_ns": latency.max}
+    if kind == "normal":
+        return {"kind": "normal", "mean_ns": latency.mean, "std_ns": latency.std}
+    return {"kind": "lognormal", "median_ns": latency.median, "sigma": latency.sigma}
+
+
+# Score fields that are durations: the engine takes them in ns under a *_ns name.
+_SCORE_DURATIONS = (
+    "time_in_mesh_quantum",
+    "mesh_message_deliveries_activation",
+    "mesh_message_deliveries_window",
+    "decay_interval",
+    "retain_score",
+)
+_SCORE_UNUSED = ("enabled",)
+
+
+def _score_config(s: Scenario) -> dict[str, Any] | None:
+    score = s.protocol.score
+    if not score.enabled:
+        return None
+    fields = score.model_dump()
+    config = {
+        (f"{name}_ns" if name in _SCORE_DURATIONS else name): value
+        for name, value in fields.items()
+        if name not in _SCORE_UNUSED
+    }
+    config["graft_flood_threshold_ns"] = s.protocol.graft_flood_threshold
+    config["opportunistic_graft_ticks"] = s.protocol.opportunistic_graft_ticks
+    config["opportunistic_graft_peers"] = s.protocol.opportunistic_graft_peers
+    return config
+
+
+def engine_config(s: Scenario, nodes: int, end_ns: int) -> dict[str, Any]:
+    """The engine's configuration for scenario `s` (see crates/engine/src/config.rs)."""
+    p = s.protocol
+    placement = place_nodes(s, nodes)
+    return {
+        "seed": s.seed,
+        "nodes": nodes,
+        "end_ns": end_ns,
+        "topics": s.workload.topics,
+        "network": {
+            "latency": _latency_model(s),
+            "jitter_ns": s.network.jitter,
+            "loss": s.network.loss,
+            "initial_window_segments": s.network.initial_window,
+            **node_resources(s, nodes, placement),
+            "placement": engine_placement(s, placement),
+            "shared_ips": s.network.shared_ips,
+        },
+        "protocol": {
+            "router": p.name,
+            "version": p.version,
+            **protocol_params(p),
+            "backoff_clear_ticks": p.backoff_clear_ticks,
+            "backoff_slack_ticks": p.backoff_slack_ticks,
+            "topic_name_len": TOPIC_NAME_LENGTH,
+            "D_announce": p.D_announce,
+            "direct_peers": [tuple(pair) for pair in p.direct_peers],
+            "ineed_timeout_ns": p.ineed_timeout,
+            "score": _score_config(s),
+        },
+        "output": {
+            "receipts": s.output.receipts,
+            "mode": s.output.mode,
+            # Aggregate mode applies the metrics' warm-up and liveness rules as it goes.
+            "measure_from_ns": s.workload.warmup,
+            "message_lifetime_ns": message_lifetime_ns(s),
+        },
+        **engine_faults(s, nodes),
+    }
+
+
+def _le(array: np.ndarray, dtype: str) -> bytes:
+    return np.ascontiguousarray(array, dtype=np.dtype(dtype).newbyteorder("<")).tobytes()
+
+
+def check_direct_peers(s: Scenario, topology: Topology) -> None:
+    """Direct peers are configured on existing connections only."""
+    connected = {tuple(sorted(edge)) for edge in topology.edges.tolist()}
+    problems = []
+    for i, (a, b) in enumerate(s.protocol.direct_peers):
+        if (min(a, b), max(a, b)) not in connected:
+            message = f"nodes {a} and {b} are not connected in the topology"
+            hint = "list pairs of neighbours (see the topology's edges)"
+            problems.append(Problem(f"protocol.direct_peers[{i}]", message, hint))
+    if problems:
+        raise ScenarioError(problems)
+
+
+def start_engine(s: Scenario, topology: Topology, schedule: Schedule, end_ns: int) -> Any:
+    """A ready-to-run engine (`gossiplab._engine.Engine`)."""
+    check_supported(s)
+    check_direct_peers(s, topology)
+    config = engine_config(s, topology.nodes, end_ns)
+    try:
+        return _engine.Engine(
+            json.dumps(config),
+            _le(topology.edges.reshape(-1), "u4"),
+            _le(schedule.t_intended_ns, "u8"),
+            _le(schedule.publisher, "u4"),
+            _le(schedule.size, "u4"),
+            _le(schedule.topic, "u2"),
+            _le(schedule.batch, "u4"),
+        )
+    except ValueError as err:  # the engine's own invariants; Python checks come first
+        raise ScenarioError([Problem("", f"the engine refused the scenario: {err}")]) from err
+
+
+def run_model(
+    s: Scenario,
+    topology: Topology,
+    schedule: Schedule,
+    end_ns: int,
+    progress: ProgressCallback | None = None,
+) -> ModelRun:
+    engine = start_engine(s, topology, schedule, end_ns)
+    step = max(1, end_ns // PROGRESS_STEPS)
+    t = 0
+    while True:
+        t = min(end_ns, t + step)
+        finished = engine.run_until(t)
+        if progress is not None:
+            progress(t if not finished else end_ns, end_ns, engine.events)
+        if finished or t >= end_ns:
+            break
+    tables = replace(tables_from_engine(engine.tables()), nodes=nodes_table(s, topology.nodes))
+    if not s.protocol.peer_exchange:
+        tables = replace(tables, connections=None)
+    return ModelRun(tables, engine.events, _engine.__version__)
+
+
+def _frame(name: str, columns: dict[str, Any], decoders: dict[str, Any]) -> pl.DataFrame:
+    schema = POLARS_SCHEMAS[name]
+    data = {col: (decoders.get(col) or _numeric(schema[col]))(columns[col]) for col in schema}
+    return pl.DataFrame(data, schema=schema)
+
+
+def _numeric(dtype: pl.DataType) -> Callable[[bytes], np.ndarray]:
+    numpy_dtype = np.dtype(_NUMPY[dtype]).newbyteorder("<")
+    return lambda raw: np.frombuffer(raw, dtype=numpy_dtype)
+
+
+_NUMPY: dict[pl.DataType, str] = {
+    pl.UInt8(): "u1",
+    pl.UInt16(): "u2",
+    pl.UInt32(): "u4",
+    pl.UInt64(): "u8",
+    pl.Int64(): "i8",
+}
+
+
+def tables_from_engine(raw: dict[str, Any]) -> RunTables:
+    """Wrap the engine's little-endian columns as the event tables."""
+    kind_names = pl.Series("kind", raw["kind_names"], dtype=pl.String)
+
+    def kinds(codes: bytes) -> pl.Series:
+        return kind_names.gather(np.frombuffer(codes, dtype="u1").astype("u4"))
+
+    receipts = None
+    if "receipts" in raw:
+        receipts = _frame(
+            "receipts",
+            raw["receipts"],
+            {"duplicate": lambda b: np.frombuffer(b, dtype="u1").astype(bool)},
+        )
+    # Aggregate mode: no deliveries, the aggregate tables instead.
+    aggregates = {name: _frame(name, raw[name], {}) for name in AGGREGATE_TABLES if name in raw}
+    deliveries = _frame("deliveries", raw["deliveries"], {}) if "deliveries" in raw else None
+    return RunTables(
+        publishes=_frame("publishes", raw["publishes"], {}),
+        deliveries=deliveries,
+        traffic=_frame("traffic", raw["traffic"], {"kind": kinds}),
+        drops=_frame(
+            "drops",
+            raw["drops"],
+            {"kind": kinds, "reason": lambda names: pl.Series(names, dtype=pl.String)},
+        ),
+        receipts=receipts,
+        connections=_frame("connections", raw["connections"], {}),
+        **aggregates,
+    )

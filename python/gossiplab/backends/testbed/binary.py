@@ -1,0 +1,89 @@
+"""The Go node binary: built once from testbed/, rebuilt only when its sources change."""
+
+from __future__ import annotations
+
+import fcntl
+import functools
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+from gossiplab.backends.testbed.errors import TestbedError
+
+BINARY_NAME = "gossiplab-node"
+# The sources' hash is kept beside the binary: mtimes are meaningless in a fresh clone.
+STAMP_SUFFIX = ".sha256"
+
+
+def module_dir() -> Path:
+    """The Go module: $GOSSIPLAB_TESTBED_DIR, else testbed/ of the checkout this runs from."""
+    override = os.environ.get("GOSSIPLAB_TESTBED_DIR")
+    here = Path(override) if override else Path(__file__).resolve().parents[4] / "testbed"
+    if not (here / "go.mod").is_file():
+        raise TestbedError(
+            f"the Go module of the testbed is not at {here}; install gossiplab from a "
+            "checkout (`make install`) or set GOSSIPLAB_TESTBED_DIR to its testbed/ folder"
+        )
+    return here
+
+
+def sources_hash(module: Path) -> str:
+    digest = hashlib.sha256()
+    files = sorted(
+        p for p in module.iterdir() if p.name in ("go.mod", "go.sum") or p.suffix == ".go"
+    )
+    for path in files:
+        if path.name.endswith("_test.go"):
+            continue
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def ensure_binary() -> Path:
+    """The path of an up-to-date gossiplab-node binary, building it if needed."""
+    module = module_dir()
+    binary = module / "bin" / BINARY_NAME
+    stamp = binary.with_name(BINARY_NAME + STAMP_SUFFIX)
+    wanted = sources_hash(module)
+    binary.parent.mkdir(exist_ok=True)
+    # One build at a time, even across processes (parallel test workers, sweeps).
+    with (binary.parent / ".build.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if binary.is_file() and stamp.is_file() and stamp.read_text().strip() == wanted:
+            return binary
+        go = shutil.which("go")
+        if go is None:
+            raise TestbedError(
+                "building the testbed node needs Go (go-libp2p v0.51.0 wants Go >= 1.25); "
+                'install it, or use backend = "model"'
+            )
+        partial = binary.with_name(f".{BINARY_NAME}.partial-{os.getpid()}")
+        done = subprocess.run(
+            [go, "build", "-trimpath", "-o", str(partial), "."],
+            cwd=module,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if done.returncode != 0:
+            partial.unlink(missing_ok=True)
+            raise TestbedError(f"building {BINARY_NAME} failed:\n{done.stderr.strip()}")
+        partial.replace(binary)
+        stamp.write_text(wanted + "\n")
+    versions.cache_clear()
+    return binary
+
+
+@functools.cache
+def versions() -> dict[str, str]:
+    """Go and the libp2p modules the binary was built with."""
+    binary = ensure_binary()
+    out = subprocess.run([binary, "version"], capture_output=True, text=True, check=False)
+    try:
+        found = json.loads(out.stdout)
+    except ValueError:
+        return {}
+    return {str(k): str(v) for k, v in found.items()}

@@ -1,0 +1,280 @@
+"""`gossiplab crosscheck FILE`: one scenario on both backends, compared side by side.
+
+The scenario runs once on the model and once on the testbed (real go-libp2p-pubsub
+nodes), each into its own results folder; then one table lists the headline metrics of
+both with the relative difference (testbed - model) / model, and one page overlays their
+CDFs (dissemination time, per-receipt latency) and last-delivery-hop distributions.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import html
+import json
+import math
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from gossiplab.analysis.metrics import measure
+from gossiplab.analysis.results import load_results
+from gossiplab.backends.model import unsupported_features as model_unsupported
+from gossiplab.backends.testbed.support import unsupported_features as testbed_unsupported
+from gossiplab.errors import GossiplabError, Problem, ScenarioError
+from gossiplab.runner import RESULTS_ROOT, run
+from gossiplab.scenario import Scenario, load_scenario, parse_scenario
+
+BACKENDS = ("model", "testbed")
+TABLE_MD = "crosscheck.md"
+TABLE_JSON = "crosscheck.json"
+REPORT_HTML = "crosscheck.html"
+FIGURE = "crosscheck-cdfs.png"
+
+
+@dataclass(frozen=True)
+class Row:
+    metric: str
+    model: float | None
+    testbed: float | None
+    unit: str = ""
+
+    @property
+    def relative(self) -> float | None:
+        if self.model is None or self.testbed is None:
+            return None
+        if self.model == 0:
+            return 0.0 if self.testbed == 0 else None
+        return (self.testbed - self.model) / abs(self.model)
+
+
+@dataclass(frozen=True)
+class CrosscheckResult:
+    out_dir: Path
+    rows: list[Row]
+    markdown: str
+    report: Path
+
+
+def variant(s: Scenario, backend: str) -> Scenario:
+    data = s.source_data or s.model_dump(mode="json", exclude_none=True)
+    return parse_scenario({**data, "backend": backend}, s.base_dir)
+
+
+def check_both(s: Scenario) -> None:
+    """Refuse a scenario either backend cannot run, naming the fields, before running any."""
+    problems: list[Problem] = []
+    for backend, found in (("model", model_unsupported(s)), ("testbed", testbed_unsupported(s))):
+        problems += [Problem(p.path, f"{p.message} (on the {backend})", p.hint) for p in found]
+    if problems:
+        raise ScenarioError(problems)
+
+
+def _get(summary: dict[str, Any], *path: str) -> float | None:
+    here: Any = summary
+    for key in path:
+        if not isinstance(here, dict) or key not in here:
+            return None
+        here = here[key]
+    return float(here) if isinstance(here, int | float) else None
+
+
+def _ldh_shares(summary: dict[str, Any]) -> dict[int, float]:
+    histogram = summary["last_delivery_hop"].get("histogram") or {}
+    total = sum(histogram.values())
+    return {int(k): v / total for k, v in histogram.items()} if total else {}
+
+
+def table_rows(model: dict[str, Any], testbed: dict[str, Any]) -> list[Row]:
+    def row(metric: str, *path: str, unit: str = "") -> Row:
+        return Row(metric, _get(model, *path), _get(testbed, *path), unit)
+
+    rows = [
+        row("delivery ratio", "delivery", "ratio"),
+        row("messages fully delivered", "delivery", "messages_fully_delivered"),
+        row("dissemination p50", "dissemination_ms", "p50", unit="ms"),
+        row("dissemination p99", "dissemination_ms", "p99", unit="ms"),
+        row("per-receipt latency p50", "receipt_latency_ms", "p50", unit="ms"),
+        row("per-receipt latency p99", "receipt_latency_ms", "p99", unit="ms"),
+        row("per-receipt latency mean", "receipt_latency_ms", "mean", unit="ms"),
+        row("last delivery hop mean", "last_delivery_hop", "mean"),
+        row("max hop mean", "max_hop", "mean"),
+    ]
+    model_ldh, testbed_ldh = _ldh_shares(model), _ldh_shares(testbed)
+    for hop in sorted(set(model_ldh) | set(testbed_ldh)):
+        rows.append(
+            Row(f"LDH = {hop} (share of messages)", model_ldh.get(hop, 0.0),
+                testbed_ldh.get(hop, 0.0))
+        )  # fmt: skip
+    rows += [
+        row("duplicates per node per message", "duplicates", "per_node_per_message", "mean"),
+        row("RMR", "duplicates", "rmr"),
+        row("payload bytes sent", "traffic", "by_kind", "payload", "bytes_sent", unit="B"),
+        row("total bytes sent", "traffic", "total_bytes_sent", unit="B"),
+    ]
+    for kind in ("ihave", "iwant", "graft", "prune", "idontwant"):
+        rows.append(row(f"{kind.upper()} sent (items)", "control", kind))
+    rows.append(row("drops", "drops", "total"))
+    return rows
+
+
+def _fmt(value: float | None, unit: str = "") -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    if unit == "B":
+        return f"{value:,.0f}"
+    if abs(value) >= 1000 or float(value).is_integer():
+        return f"{value:,.0f}"
+    return f"{value:.3f}"
+
+
+def _rel(value: float | None) -> str:
+    return "-" if value is None else f"{value:+.1%}"
+
+
+def markdown(rows: list[Row], command: str) -> str:
+    lines = [
+        f"`{command}`",
+        "",
+        "| metric | model | testbed | testbed vs model |",
+        "|---|---:|---:|---:|",
+    ]
+    for r in rows:
+        name = f"{r.metric} ({r.unit})" if r.unit else r.metric
+        lines.append(
+            f"| {name} | {_fmt(r.model, r.unit)} | {_fmt(r.testbed, r.unit)} | {_rel(r.relative)} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _cdf(ax: Any, values: np.ndarray, label: str) -> None:
+    if values.size == 0:
+        return
+    ordered = np.sort(values)
+    ax.step(ordered, np.arange(1, ordered.size + 1) / ordered.size, where="post", label=label)
+
+
+def draw(folders: dict[str, Path], path: Path) -> Path:
+    """Overlaid CDFs of dissemination time and per-receipt latency, and LDH bars."""
+    figure = Figure(figsize=(13, 4), dpi=110)
+    FigureCanvasAgg(figure)
+    axes = figure.subplots(1, 3)
+    ldh: dict[str, pl.Series] = {}
+    for backend, folder in folders.items():
+        tables, run_info, _ = load_results(folder)
+        measured = measure(tables, run_info)
+        dissemination = measured.messages["dissemination_ns"].drop_nulls().to_numpy() / 1e6
+        latency = measured.first_receipts["latency_ns"].to_numpy() / 1e6
+        _cdf(axes[0], dissemination, backend)
+        _cdf(axes[1], latency, backend)
+        ldh[backend] = measured.messages["last_delivery_hop"].drop_nulls()
+    axes[0].set(title="dissemination time per message", xlabel="ms", ylabel="CDF")
+    axes[1].set(title="per-receipt latency", xlabel="ms", ylabel="CDF")
+    hops = sorted({int(h) for series in ldh.values() for h in series.to_list()})
+    width = 0.4
+    for k, (backend, series) in enumerate(ldh.items()):
+        counts = [int((series == h).sum()) for h in hops]
+        total = max(series.len(), 1)
+        axes[2].bar(
+            np.array(hops) + (k - 0.5) * width,
+            np.array(counts) / total,
+            width=width,
+            label=backend,
+        )
+    axes[2].set(title="last delivery hop", xlabel="hop", ylabel="share of messages")
+    axes[2].set_xticks(hops)
+    for ax in axes:
+        ax.grid(alpha=0.3)
+        ax.legend()
+    figure.tight_layout()
+    figure.savefig(path)
+    return path
+
+
+def _page(rows: list[Row], command: str, figure: Path, runs: dict[str, dict[str, Any]]) -> str:
+    image = base64.b64encode(figure.read_bytes()).decode("ascii")
+    body = "".join(
+        f"<tr><td>{html.escape(r.metric)}{' (' + r.unit + ')' if r.unit else ''}</td>"
+        f"<td>{_fmt(r.model, r.unit)}</td><td>{_fmt(r.testbed, r.unit)}</td>"
+        f"<td>{_rel(r.relative)}</td></tr>"
+        for r in rows
+    )
+    testbed = runs["testbed"].get("testbed", {})
+    delay = testbed.get("delay_stage") or {}
+    facts = [
+        ("testbed stack", json.dumps(testbed.get("stack", {}))),
+        ("readiness", json.dumps(testbed.get("readiness", {}))),
+        ("delay stage lateness (ms)", json.dumps(delay.get("lateness_ms", {}))),
+        ("node CPU", json.dumps(testbed.get("nodes", {}))),
+        ("warnings", "; ".join(testbed.get("warnings", [])) or "none"),
+        ("notes", "; ".join(testbed.get("notes", [])) or "none"),
+    ]
+    fact_rows = "".join(
+        f"<tr><th>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>" for k, v in facts
+    )
+    return f"""<!doctype html><html><head><meta charset="utf-8"><title>crosscheck</title>
+<style>body{{font-family:sans-serif;margin:2em;max-width:1200px}}
+table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;padding:4px 8px;text-align:right}}
+td:first-child,th{{text-align:left}}</style></head><body>
+<h1>crosscheck: model vs testbed</h1><p><code>{html.escape(command)}</code></p>
+<p>Relative difference = (testbed - model) / model. The model is go-libp2p-pubsub's
+behaviour in a discrete-event simulation; the testbed runs the real nodes.</p>
+<table><tr><th>metric</th><th>model</th><th>testbed</th><th>testbed vs model</th></tr>
+{body}</table>
+<h2>Distributions</h2><img alt="overlaid CDFs" src="data:image/png;base64,{image}" width="100%">
+<h2>The testbed run</h2><table>{fact_rows}</table>
+<p>Each backend's full report: <a href="model/report.html">model</a>,
+<a href="testbed/report.html">testbed</a>.</p></body></html>
+"""
+
+
+def run_crosscheck(
+    scenario: str | Path, out_dir: str | Path | None = None, *, force: bool = False
+) -> CrosscheckResult:
+    s = load_scenario(scenario)
+    check_both(s)
+    if out_dir is None:
+        stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M%S")
+        out_dir = RESULTS_ROOT / f"{s.name}-crosscheck-{stamp}"
+    out = Path(out_dir)
+    if out.exists():
+        if not force:
+            raise GossiplabError(
+                f"{out} already exists; pass --force to replace it or choose another -o"
+            )
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    summaries = {}
+    for backend in BACKENDS:
+        result = run(variant(s, backend), out / backend)
+        summaries[backend] = result.summary
+    rows = table_rows(summaries["model"], summaries["testbed"])
+    command = f"gossiplab crosscheck {scenario}"
+    text = markdown(rows, command)
+    (out / TABLE_MD).write_text(text, encoding="utf-8")
+    (out / TABLE_JSON).write_text(
+        json.dumps(
+            [
+                {
+                    "metric": r.metric,
+                    "unit": r.unit,
+                    "model": r.model,
+                    "testbed": r.testbed,
+                    "relative": r.relative,
+                }
+                for r in rows
+            ],
+            indent=1,
+        ),
+        encoding="utf-8",
+    )
+    figure = draw({b: out / b for b in BACKENDS}, out / FIGURE)
+    runs = {b: summaries[b]["run"] for b in BACKENDS}
+    (out / REPORT_HTML).write_text(_page(rows, command, figure, runs), encoding="utf-8")
+    return CrosscheckResult(out, rows, text, out / REPORT_HTML)

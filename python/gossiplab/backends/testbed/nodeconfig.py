@@ -1,0 +1,107 @@
+"""The JSON configuration of each Go node (testbed/config.go is its other half)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from gossiplab.backends.params import protocol_params
+from gossiplab.backends.testbed.netns import node_ip
+from gossiplab.scenario import Scenario
+from gossiplab.topology import Topology
+from gossiplab.workload import Schedule
+
+PORT = 4001
+
+
+def listen_addr(s: Scenario, node: int) -> str:
+    if s.testbed.transport == "quic":
+        return f"/ip4/{node_ip(node)}/udp/{PORT}/quic-v1"
+    return f"/ip4/{node_ip(node)}/tcp/{PORT}"
+
+
+def protocol_config(s: Scenario) -> dict[str, Any]:
+    p = s.protocol
+    return {
+        **protocol_params(p),
+        "graft_flood_threshold_ns": p.graft_flood_threshold,
+        "opportunistic_graft_ticks": p.opportunistic_graft_ticks,
+        "opportunistic_graft_peers": p.opportunistic_graft_peers,
+        "peer_exchange": p.peer_exchange,
+        "prune_peers": p.prune_peers,
+    }
+
+
+_SCORE_DURATIONS = {
+    "time_in_mesh_quantum": "time_in_mesh_quantum_ns",
+    "mesh_message_deliveries_activation": "mesh_message_deliveries_activation_ns",
+    "mesh_message_deliveries_window": "mesh_message_deliveries_window_ns",
+    "decay_interval": "decay_interval_ns",
+    "retain_score": "retain_score_ns",
+}
+
+
+def score_config(s: Scenario) -> dict[str, Any] | None:
+    score = s.protocol.score
+    if not score.enabled or s.testbed.router != "gossipsub":
+        return None
+    values = score.model_dump()  # app_specific: [{nodes, score}], resolved to peer ids in Go
+    values.pop("enabled")
+    return {_SCORE_DURATIONS.get(key, key): value for key, value in values.items()}
+
+
+def node_configs(
+    s: Scenario, topology: Topology, schedule: Schedule, dirs: dict[int, str]
+) -> dict[int, dict[str, Any]]:
+    """One configuration per node, keyed by node index."""
+    peers: dict[int, list[dict[str, Any]]] = {i: [] for i in range(topology.nodes)}
+    for dialer, listener in topology.edges.tolist():
+        peers[dialer].append({"index": listener, "addr": listen_addr(s, listener), "dial": True})
+        peers[listener].append({"index": dialer, "addr": listen_addr(s, dialer), "dial": False})
+    # Direct peers on both ends (a pair listed twice, or both ways, counts once); only
+    # gossipsub has them.
+    direct: dict[int, set[int]] = {i: set() for i in range(topology.nodes)}
+    if s.testbed.router == "gossipsub":
+        for a, b in s.protocol.direct_peers:
+            direct[a].add(b)
+            direct[b].add(a)
+    own: dict[int, list[dict[str, Any]]] = {i: [] for i in range(topology.nodes)}
+    for msg in np.argsort(schedule.t_intended_ns, kind="stable").tolist():
+        own[int(schedule.publisher[msg])].append(
+            {
+                "msg": msg,
+                "t_ns": int(schedule.t_intended_ns[msg]),
+                "size": int(schedule.size[msg]),
+                "topic": int(schedule.topic[msg]),
+            }
+        )
+    common = {
+        "seed": s.seed,
+        "transport": s.testbed.transport,
+        "security": s.testbed.security,
+        "muxer": s.testbed.muxer,
+        "router": s.testbed.router,
+        "randomsub_size": topology.nodes,
+        "version": s.protocol.version,
+        "protocol": protocol_config(s),
+        "score": score_config(s),
+        "topics": s.workload.topics,
+        "warmup_ns": s.workload.warmup,
+        "profile": s.testbed.profile,
+        "trace_rpc": s.testbed.trace_rpc,
+    }
+    return {
+        i: {
+            **common,
+            "index": i,
+            "listen": listen_addr(s, i),
+            "peers": sorted(peers[i], key=lambda p: p["index"]),
+            "direct": [
+                {"index": d, "addr": listen_addr(s, d), "dial": False} for d in sorted(direct[i])
+            ],
+            "schedule": own[i],
+            "dir": dirs[i],
+        }
+        for i in range(topology.nodes)
+    }

@@ -1,0 +1,91 @@
+"""What the testbed can run, what it refuses, and what it applies differently."""
+
+from __future__ import annotations
+
+from gossiplab.backends.testbed.netns import MAX_NODES
+from gossiplab.errors import Problem, ScenarioError
+from gossiplab.scenario import GO_DEFAULT, Scenario
+from gossiplab.units import parse_duration
+
+
+def unsupported_features(s: Scenario) -> list[Problem]:
+    problems = []
+    if s.faults:
+        message = "faults are not run by the testbed yet"
+        problems.append(Problem("faults", message, 'remove them, or use backend = "model"'))
+    if s.network.shared_ips:
+        message = (
+            "the testbed gives every node its own namespace and IP address, so nodes cannot "
+            "share one (IP colocation, P6)"
+        )
+        problems.append(Problem("network.shared_ips", message, 'use backend = "model"'))
+    for i, node_class in enumerate(s.network.classes):
+        if node_class.added_loss:
+            message = (
+                "per-class loss is not run by the testbed yet: its links lose network.loss "
+                "of the packets, whatever the class"
+            )
+            hint = 'set added_loss = 0 (or put the loss in network.loss), or use backend = "model"'
+            problems.append(Problem(f"network.classes[{i}].added_loss", message, hint))
+    if s.output.mode != "full":
+        problems.append(Problem("output.mode", f"'{s.output.mode}' is not supported", 'use "full"'))
+    if s.topology.nodes > MAX_NODES:
+        message = f"the testbed addresses at most {MAX_NODES} nodes, got {s.topology.nodes}"
+        problems.append(Problem("topology.nodes", message, "use fewer nodes"))
+    if s.protocol.message_id == "go" and s.protocol.signing == "strict-no-sign":
+        message = "go's ids (author + seqno) are all equal without an author"
+        hint = 'use message_id = "ethereum" with strict-no-sign'
+        problems.append(Problem("protocol.message_id", message, hint))
+    if s.protocol.message_id == "ethereum" and s.workload.size < 4:
+        message = "content-addressed ids need >= 4 bytes of payload to tell messages apart"
+        problems.append(Problem("workload.size", message, "use a size of at least 4 bytes"))
+    return problems
+
+
+def check_supported(s: Scenario) -> None:
+    problems = unsupported_features(s)
+    if problems:
+        raise ScenarioError(problems)
+
+
+# go-libp2p-pubsub fixes these; a scenario that sets other values gets go's behaviour.
+_GO_FIXED = ("backoff_slack_ticks", "backoff_clear_ticks")
+
+
+def notes(s: Scenario) -> list[str]:
+    """Fields that the testbed applies differently from the model, for the run info."""
+    found = []
+    if s.network.has_cpu_cost():
+        found.append(
+            "network.cpu_per_message is not added: real nodes pay their real CPU cost "
+            "(see summary run.testbed.nodes)"
+        )
+    p = s.protocol
+    for name in _GO_FIXED:
+        if getattr(p, name) != GO_DEFAULT[name]:
+            found.append(
+                f"protocol.{name} = {getattr(p, name)} is not configurable in go-libp2p-pubsub; "
+                f"the nodes use go's {GO_DEFAULT[name]}"
+            )
+    if p.heartbeat != parse_duration("1s") and p.prune_backoff:
+        found.append(
+            "go clears backoffs 2 s (not 2 heartbeats) after expiry, whatever the heartbeat"
+        )
+    if s.testbed.router != "gossipsub" and p.score.enabled:
+        found.append(f"protocol.score applies to gossipsub only; {s.testbed.router} ignores it")
+    if s.testbed.router != "gossipsub" and (p.peer_exchange or p.direct_peers):
+        found.append(
+            "protocol.peer_exchange and protocol.direct_peers apply to gossipsub only; "
+            f"{s.testbed.router} ignores them"
+        )
+    if not isinstance(s.network.latency, int):
+        found.append(
+            "link latencies are drawn from the scenario's distribution with Python's "
+            "generator: same distribution as the model, not the same value per link"
+        )
+        if p.peer_exchange:
+            found.append(
+                "pairs that connect during the run (peer exchange) get a latency drawn by "
+                "the delay stage from the same distribution, not the model's value"
+            )
+    return found

@@ -1,0 +1,92 @@
+"""CLI commands for the testbed features (registered on the main app by cli/main.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from gossiplab.cli.common import guarded, out
+
+
+def clean(
+    all_runs: Annotated[
+        bool,
+        typer.Option("--all", help="Also remove the namespaces of testbed runs still alive."),
+    ] = False,
+) -> None:
+    """Remove what killed testbed runs left behind: namespaces, processes, work folders."""
+    from gossiplab.backends.testbed.commands import require_root
+    from gossiplab.backends.testbed.netns import clean_stale
+
+    def action() -> None:
+        require_root()
+        cleaned = clean_stale(all_runs=all_runs)
+        if not cleaned.namespaces and not cleaned.work_dirs:
+            out.print("nothing to clean")
+            return
+        for name in cleaned.namespaces:
+            out.print(f"removed namespace {name}")
+        for folder in cleaned.work_dirs:
+            out.print(f"removed {folder}")
+
+    guarded(action)
+
+
+def crosscheck(
+    scenario: Annotated[Path, typer.Argument(help="Scenario file (TOML); backend is ignored.")],
+    out_dir: Annotated[
+        Path | None,
+        typer.Option("-o", "--out", help="Folder (default results/<name>-crosscheck-<time>)."),
+    ] = None,
+    force: Annotated[bool, typer.Option(help="Replace an existing folder.")] = False,
+) -> None:
+    """Run a scenario on the model and on the testbed and compare them side by side."""
+    from gossiplab.backends.testbed.crosscheck import run_crosscheck
+
+    def action() -> None:
+        result = run_crosscheck(scenario, out_dir, force=force)
+        out.print(result.markdown, markup=False, highlight=False)
+        out.print(f"results: {result.out_dir}")
+        out.print(f"report:  {result.report}")
+
+    guarded(action)
+
+
+def profile(
+    scenario: Annotated[Path, typer.Argument(help="Scenario file (TOML).")],
+    out_dir: Annotated[
+        Path | None,
+        typer.Option("-o", "--out", help="Results folder (default results/<name>-<time>)."),
+    ] = None,
+    force: Annotated[bool, typer.Option(help="Replace an existing results folder.")] = False,
+) -> None:
+    """Run a scenario on the testbed with a CPU profile of every node; print the top functions.
+
+    The same as `run` with backend = "testbed" and testbed.profile = true: the raw
+    profiles stay in the results folder (testbed/node*/cpu.pprof) for `go tool pprof`.
+    """
+    from gossiplab.runner import run as run_scenario
+    from gossiplab.scenario import load_scenario, parse_scenario
+
+    def action() -> None:
+        s = load_scenario(scenario)
+        data = s.source_data
+        data["backend"] = "testbed"
+        data["testbed"] = {**data.get("testbed", {}), "profile": True}
+        result = run_scenario(parse_scenario(data, s.base_dir), out_dir, force=force)
+        top = result.out_dir / "testbed" / "profile-top.txt"
+        if top.is_file():
+            out.print(top.read_text(encoding="utf-8"), markup=False, highlight=False)
+        out.print(f"results: {result.out_dir}")
+        out.print(f"report:  {result.report}")
+
+    guarded(action)
+
+
+def register(app: typer.Typer) -> None:
+    """Add this module's commands to `app`."""
+    app.command(name="clean")(clean)
+    app.command(name="crosscheck")(crosscheck)
+    app.command(name="profile")(profile)
