@@ -226,175 +226,226 @@ impl Simulation {
         });
     }
 
+    /// A heartbeat (protocol-notes.md §1), step by step.
     pub(crate) fn heartbeat(&mut self, node: u32) {
-        let v11 = self.version_at_least(Version::V1_1);
-        let now = self.now();
-        let p = self.proto.clone();
-        let thresholds = self.thresholds();
         self.nodes[node as usize].ticks += 1;
-        let ticks = self.nodes[node as usize].ticks;
         self.decay_scores(node);
-
-        // Step 1: clear backoffs that expired more than `backoff_slack_ticks` heartbeats
-        // ago, only every `backoff_clear_ticks` (go: 2 and 15).
-        if v11 && ticks.is_multiple_of(p.backoff_clear_ticks) {
-            let slack = p.backoff_slack_ticks * p.heartbeat_ns;
-            self.nodes[node as usize]
-                .backoff
-                .retain(|_, expire| *expire + slack >= now);
-        }
-        // Steps 2-4: reset the IHAVE flood counters, penalize broken promises.
-        for link in self.links.of(node) {
-            self.link_peerhave[link as usize] = 0;
-            self.link_iasked[link as usize] = 0;
-        }
+        self.clear_backoffs(node);
+        self.reset_flood_counters(node);
         self.penalize_broken_promises(node);
         self.age_idontwant(node);
         self.spam_ihave(node);
         self.spam_invalid(node);
-
         let mut out = HeartbeatOut::default();
-        // Step 6: per mesh topic.
         for topic in 0..self.nodes[node as usize].mesh.len() as u16 {
-            if !self.nodes[node as usize].is_subscribed(topic) {
-                continue;
-            }
-            // (a) Drop peers with a negative score.
-            if self.scores.is_some() {
-                let negative: Vec<u32> = self.nodes[node as usize].mesh[topic as usize]
-                    .iter()
-                    .copied()
-                    .filter(|&l| self.score(l) < 0.0)
-                    .collect();
-                for link in negative {
-                    self.mesh_remove(node, topic, link);
-                    self.add_backoff(node, topic, link, p.prune_backoff_ns);
-                    let parts = out.to(link);
-                    parts.prune.push(topic);
-                    parts.no_px = true;
-                }
-            }
-            // (b) Too few peers: graft random eligible ones up to D.
-            let size = self.nodes[node as usize].mesh[topic as usize].len();
-            if size < p.D_lo {
-                let picked = self.pick_topic_peers(node, topic, p.D - size, |s, l| {
-                    let taken = s.in_mesh(node, topic, l) || s.is_direct(l);
-                    !(taken || v11 && s.has_backoff(node, topic, l)) && s.score(l) >= 0.0
-                });
-                for link in picked {
-                    self.mesh_add(node, topic, link);
-                    out.to(link).graft.push(topic);
-                }
-            }
-            // (c) Too many peers: keep the D_score best, then random ones up to D with at
-            // least D_out outbound (v1.1); prune the rest.
-            let size = self.nodes[node as usize].mesh[topic as usize].len();
-            if (v11 && size >= p.D_hi) || (!v11 && size > p.D_hi) {
-                let mut plist: Vec<u32> = self.nodes[node as usize].mesh[topic as usize].to_vec();
-                self.nodes[node as usize].rng.shuffle(&mut plist);
-                if v11 {
-                    if self.scores.is_some() {
-                        plist.sort_by(|&a, &b| self.score(b).total_cmp(&self.score(a)));
-                    }
-                    let keep = p.D_score.min(plist.len());
-                    self.nodes[node as usize].rng.shuffle(&mut plist[keep..]);
-                    self.keep_outbound_quota(&mut plist, p.D, p.D_out);
-                }
-                for &link in &plist[p.D..] {
-                    self.mesh_remove(node, topic, link);
-                    if v11 {
-                        self.add_backoff(node, topic, link, p.prune_backoff_ns);
-                    }
-                    out.to(link).prune.push(topic);
-                }
-            }
-            // (d) Enough peers but too few outbound: graft outbound peers.
-            let size = self.nodes[node as usize].mesh[topic as usize].len();
-            if v11 && size >= p.D_lo {
-                let outbound = self.nodes[node as usize].mesh[topic as usize]
-                    .iter()
-                    .filter(|&&l| self.links.outbound[l as usize])
-                    .count();
-                if outbound < p.D_out {
-                    let picked = self.pick_topic_peers(node, topic, p.D_out - outbound, |s, l| {
-                        !s.in_mesh(node, topic, l)
-                            && !s.has_backoff(node, topic, l)
-                            && !s.is_direct(l)
-                            && s.links.outbound[l as usize]
-                            && s.score(l) >= 0.0
-                    });
-                    for link in picked {
-                        self.mesh_add(node, topic, link);
-                        out.to(link).graft.push(topic);
-                    }
-                }
-            }
-            // (e) Opportunistic grafting: a mesh whose median score is poor takes in a
-            // few better peers.
-            if let Some(scores) = &self.scores {
-                let params = scores.params();
-                let (every, count) = (
-                    params.opportunistic_graft_ticks.max(1),
-                    params.opportunistic_graft_peers,
-                );
-                let mesh = &self.nodes[node as usize].mesh[topic as usize];
-                if ticks.is_multiple_of(every) && mesh.len() > 1 {
-                    let mut sorted: Vec<f64> = mesh.iter().map(|&l| self.score(l)).collect();
-                    sorted.sort_by(f64::total_cmp);
-                    let median = sorted[sorted.len() / 2];
-                    if median < thresholds.opportunistic_graft {
-                        let picked = self.pick_topic_peers(node, topic, count, |s, l| {
-                            !s.in_mesh(node, topic, l)
-                                && !s.has_backoff(node, topic, l)
-                                && !s.is_direct(l)
-                                && s.score(l) > median
-                        });
-                        for link in picked {
-                            self.mesh_add(node, topic, link);
-                            out.to(link).graft.push(topic);
-                        }
-                    }
-                }
-            }
-            // (f) Gossip to peers outside the mesh.
-            let exclude = self.nodes[node as usize].mesh[topic as usize].clone();
-            for (link, ids) in self.emit_gossip(node, topic, &exclude) {
-                out.to(link).ihave.push((topic, ids));
+            if self.nodes[node as usize].is_subscribed(topic) {
+                self.maintain_mesh(node, topic, &mut out);
             }
         }
-
-        // Steps 7-8: expire fanout topics, refill the rest, gossip to them too.
         for topic in 0..self.nodes[node as usize].fanout.len() as u16 {
-            let state = &mut self.nodes[node as usize];
-            if let Some(last) = state.fanout_lastpub[topic as usize] {
-                if last + p.fanout_ttl_ns < now {
-                    state.fanout_lastpub[topic as usize] = None;
-                    state.fanout[topic as usize].clear();
-                }
-            }
-            if self.nodes[node as usize].fanout_lastpub[topic as usize].is_none() {
-                continue;
-            }
-            let mut fanout = std::mem::take(&mut self.nodes[node as usize].fanout[topic as usize]);
-            fanout.retain(|l| {
-                self.link_topics[*l as usize] & (1 << topic) != 0
-                    && self.score(*l) >= thresholds.publish
-            });
-            if fanout.len() < p.D {
-                let have = fanout.clone();
-                let picked = self.pick_topic_peers(node, topic, p.D - fanout.len(), |s, l| {
-                    !have.contains(&l) && !s.is_direct(l) && s.score(l) >= thresholds.publish
-                });
-                fanout.extend(picked);
-            }
-            for (link, ids) in self.emit_gossip(node, topic, &fanout) {
-                out.to(link).ihave.push((topic, ids));
-            }
-            self.nodes[node as usize].fanout[topic as usize] = fanout;
+            self.maintain_fanout(node, topic, &mut out);
         }
+        self.send_heartbeat_parts(node, out);
+        self.flush_stashed_control(node);
+        // Step 11.
+        self.nodes[node as usize].mcache.shift();
+    }
 
-        // Steps 9-10: one RPC per peer with its GRAFTs, PRUNEs and IHAVEs together, then
-        // GRAFT/PRUNE kept from dropped RPCs.
+    /// Step 1: clear backoffs that expired more than `backoff_slack_ticks` heartbeats
+    /// ago, only every `backoff_clear_ticks` (go: 2 and 15).
+    fn clear_backoffs(&mut self, node: u32) {
+        let p = &self.proto;
+        let ticks = self.nodes[node as usize].ticks;
+        if self.proto.version >= Version::V1_1 && ticks.is_multiple_of(p.backoff_clear_ticks) {
+            let slack = p.backoff_slack_ticks * p.heartbeat_ns;
+            let now = self.now();
+            self.nodes[node as usize]
+                .backoff
+                .retain(|_, expire| *expire + slack >= now);
+        }
+    }
+
+    /// Steps 2-3: reset the IHAVE flood counters.
+    fn reset_flood_counters(&mut self, node: u32) {
+        for link in self.links.of(node) {
+            self.link_peerhave[link as usize] = 0;
+            self.link_iasked[link as usize] = 0;
+        }
+    }
+
+    /// Step 6: one mesh topic.
+    fn maintain_mesh(&mut self, node: u32, topic: u16, out: &mut HeartbeatOut) {
+        self.prune_negative(node, topic, out);
+        self.graft_up_to_d(node, topic, out);
+        self.trim_to_d(node, topic, out);
+        self.graft_outbound(node, topic, out);
+        self.graft_opportunistically(node, topic, out);
+        // (f) Gossip to peers outside the mesh.
+        let exclude = self.nodes[node as usize].mesh[topic as usize].clone();
+        for (link, ids) in self.emit_gossip(node, topic, &exclude) {
+            out.to(link).ihave.push((topic, ids));
+        }
+    }
+
+    /// Step 6 (a): drop peers with a negative score.
+    fn prune_negative(&mut self, node: u32, topic: u16, out: &mut HeartbeatOut) {
+        if self.scores.is_none() {
+            return;
+        }
+        let negative: Vec<u32> = self.nodes[node as usize].mesh[topic as usize]
+            .iter()
+            .copied()
+            .filter(|&l| self.score(l) < 0.0)
+            .collect();
+        for link in negative {
+            self.mesh_remove(node, topic, link);
+            self.add_backoff(node, topic, link, self.proto.prune_backoff_ns);
+            let parts = out.to(link);
+            parts.prune.push(topic);
+            parts.no_px = true;
+        }
+    }
+
+    /// Step 6 (b): too few peers: graft random eligible ones up to D.
+    fn graft_up_to_d(&mut self, node: u32, topic: u16, out: &mut HeartbeatOut) {
+        let v11 = self.version_at_least(Version::V1_1);
+        let size = self.nodes[node as usize].mesh[topic as usize].len();
+        if size >= self.proto.D_lo {
+            return;
+        }
+        let picked = self.pick_topic_peers(node, topic, self.proto.D - size, |s, l| {
+            let taken = s.in_mesh(node, topic, l) || s.is_direct(l);
+            !(taken || v11 && s.has_backoff(node, topic, l)) && s.score(l) >= 0.0
+        });
+        for link in picked {
+            self.mesh_add(node, topic, link);
+            out.to(link).graft.push(topic);
+        }
+    }
+
+    /// Step 6 (c): too many peers: keep the D_score best, then random ones up to D with
+    /// at least D_out outbound (v1.1); prune the rest.
+    fn trim_to_d(&mut self, node: u32, topic: u16, out: &mut HeartbeatOut) {
+        let v11 = self.version_at_least(Version::V1_1);
+        let (d, d_hi) = (self.proto.D, self.proto.D_hi);
+        let size = self.nodes[node as usize].mesh[topic as usize].len();
+        if !((v11 && size >= d_hi) || (!v11 && size > d_hi)) {
+            return;
+        }
+        let mut plist: Vec<u32> = self.nodes[node as usize].mesh[topic as usize].to_vec();
+        self.nodes[node as usize].rng.shuffle(&mut plist);
+        if v11 {
+            if self.scores.is_some() {
+                plist.sort_by(|&a, &b| self.score(b).total_cmp(&self.score(a)));
+            }
+            let keep = self.proto.D_score.min(plist.len());
+            self.nodes[node as usize].rng.shuffle(&mut plist[keep..]);
+            self.keep_outbound_quota(&mut plist, d, self.proto.D_out);
+        }
+        for &link in &plist[d..] {
+            self.mesh_remove(node, topic, link);
+            if v11 {
+                self.add_backoff(node, topic, link, self.proto.prune_backoff_ns);
+            }
+            out.to(link).prune.push(topic);
+        }
+    }
+
+    /// Step 6 (d): enough peers but too few outbound: graft outbound peers (v1.1).
+    fn graft_outbound(&mut self, node: u32, topic: u16, out: &mut HeartbeatOut) {
+        let mesh = &self.nodes[node as usize].mesh[topic as usize];
+        if !self.version_at_least(Version::V1_1) || mesh.len() < self.proto.D_lo {
+            return;
+        }
+        let outbound = mesh
+            .iter()
+            .filter(|&&l| self.links.outbound[l as usize])
+            .count();
+        if outbound >= self.proto.D_out {
+            return;
+        }
+        let picked = self.pick_topic_peers(node, topic, self.proto.D_out - outbound, |s, l| {
+            !s.in_mesh(node, topic, l)
+                && !s.has_backoff(node, topic, l)
+                && !s.is_direct(l)
+                && s.links.outbound[l as usize]
+                && s.score(l) >= 0.0
+        });
+        for link in picked {
+            self.mesh_add(node, topic, link);
+            out.to(link).graft.push(topic);
+        }
+    }
+
+    /// Step 6 (e): opportunistic grafting: a mesh whose median score is poor takes in a
+    /// few better peers.
+    fn graft_opportunistically(&mut self, node: u32, topic: u16, out: &mut HeartbeatOut) {
+        let Some(scores) = &self.scores else {
+            return;
+        };
+        let params = scores.params();
+        let (every, count) = (
+            params.opportunistic_graft_ticks.max(1),
+            params.opportunistic_graft_peers,
+        );
+        let state = &self.nodes[node as usize];
+        let mesh = &state.mesh[topic as usize];
+        if !state.ticks.is_multiple_of(every) || mesh.len() <= 1 {
+            return;
+        }
+        let mut sorted: Vec<f64> = mesh.iter().map(|&l| self.score(l)).collect();
+        sorted.sort_by(f64::total_cmp);
+        let median = sorted[sorted.len() / 2];
+        if median >= self.thresholds().opportunistic_graft {
+            return;
+        }
+        let picked = self.pick_topic_peers(node, topic, count, |s, l| {
+            !s.in_mesh(node, topic, l)
+                && !s.has_backoff(node, topic, l)
+                && !s.is_direct(l)
+                && s.score(l) > median
+        });
+        for link in picked {
+            self.mesh_add(node, topic, link);
+            out.to(link).graft.push(topic);
+        }
+    }
+
+    /// Steps 7-8: expire a fanout topic, or refill it and gossip to it too.
+    fn maintain_fanout(&mut self, node: u32, topic: u16, out: &mut HeartbeatOut) {
+        let now = self.now();
+        let publish = self.thresholds().publish;
+        let state = &mut self.nodes[node as usize];
+        if let Some(last) = state.fanout_lastpub[topic as usize] {
+            if last + self.proto.fanout_ttl_ns < now {
+                state.fanout_lastpub[topic as usize] = None;
+                state.fanout[topic as usize].clear();
+            }
+        }
+        if state.fanout_lastpub[topic as usize].is_none() {
+            return;
+        }
+        let mut fanout = std::mem::take(&mut state.fanout[topic as usize]);
+        fanout.retain(|l| {
+            self.link_topics[*l as usize] & (1 << topic) != 0 && self.score(*l) >= publish
+        });
+        let d = self.proto.D;
+        if fanout.len() < d {
+            let have = fanout.clone();
+            let picked = self.pick_topic_peers(node, topic, d - fanout.len(), |s, l| {
+                !have.contains(&l) && !s.is_direct(l) && s.score(l) >= publish
+            });
+            fanout.extend(picked);
+        }
+        for (link, ids) in self.emit_gossip(node, topic, &fanout) {
+            out.to(link).ihave.push((topic, ids));
+        }
+        self.nodes[node as usize].fanout[topic as usize] = fanout;
+    }
+
+    /// Step 9: one RPC per peer with its GRAFTs, PRUNEs and IHAVEs together (step 10,
+    /// GRAFT/PRUNE kept from dropped RPCs, follows).
+    fn send_heartbeat_parts(&mut self, node: u32, out: HeartbeatOut) {
         for (link, parts) in out.0 {
             let prune: Vec<Prune> = parts
                 .prune
@@ -408,9 +459,6 @@ impl Simulation {
             r.control.ihave = parts.ihave;
             self.send(node, link, rpc);
         }
-        self.flush_stashed_control(node);
-        // Step 11.
-        self.nodes[node as usize].mcache.shift();
     }
 
     /// go's outbound rotation: make sure at least `d_out` of the first `d` entries are
