@@ -32,7 +32,7 @@ type Stats struct {
 
 // simNode is one node of the run and what its faults need.
 type simNode struct {
-	mu     sync.Mutex // held while publishing, crashing, restarting, leaving
+	mu sync.Mutex // held while publishing, crashing, restarting, leaving
 	*gossipnode.Node
 	nodeCtx context.Context
 	cancel  context.CancelFunc
@@ -162,7 +162,7 @@ func (r *runner) newHost(i int) (host.Host, error) {
 }
 
 func (r *runner) startNodes() error {
-	versions := gossipnode.BuildVersions()
+	vers := versions()
 	for i := range r.cfg.Nodes {
 		c, err := r.nodeConfig(i)
 		if err != nil {
@@ -173,7 +173,7 @@ func (r *runner) startNodes() error {
 			return fmt.Errorf("node %d: starting the libp2p host: %w", i, err)
 		}
 		ctx, cancel := context.WithCancel(r.ctx)
-		lib, err := gossipnode.Start(ctx, c, h, r.start.UnixNano(), versions)
+		lib, err := gossipnode.Start(ctx, c, h, r.start.UnixNano(), vers)
 		if err != nil {
 			cancel()
 			_ = h.Close()

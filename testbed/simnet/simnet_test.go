@@ -8,8 +8,6 @@ import (
 	"path/filepath"
 	"testing"
 	"testing/synctest"
-
-	"github.com/gossiplab/gossiplab/testbed/gossipnode"
 )
 
 // The runner's own flags, after the test flags (INTERFACE.md, "Binary").
@@ -72,7 +70,7 @@ func runConfig(t *testing.T, cfg *RunConfig, out string, p *progress) (*simnetRe
 		return nil, err
 	}
 	p.emit(map[string]any{"event": "done"})
-	return &simnetRecord{Versions: gossipnode.BuildVersions(), WallS: wall(), PeakRSS: peakRSS(), Stats: stats}, nil
+	return &simnetRecord{Versions: versions(), WallS: wall(), PeakRSS: peakRSS(), Stats: stats}, nil
 }
 
 func writeRecord(out string, rec *simnetRecord) error {
