@@ -1,4 +1,5 @@
-"""The Go node binary: built once from testbed/, rebuilt only when its sources change."""
+"""The Go binaries (the testbed node, the simnet runner): built once from testbed/, rebuilt
+only when its sources change."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import json
 import os
 import shutil
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 
 from gossiplab.backends.testbed.errors import TestbedError
@@ -30,24 +32,41 @@ def module_dir() -> Path:
     return here
 
 
-def sources_hash(module: Path) -> str:
+@dataclass(frozen=True)
+class GoBinary:
+    """A binary built from the Go module into its bin/ folder."""
+
+    name: str
+    command: tuple[str, ...]  # `go` arguments; "-o <path> <package>" follows
+    package: str
+    tests: bool = False  # built from _test.go files too (a `go test -c` binary)
+
+
+NODE = GoBinary(BINARY_NAME, ("build", "-trimpath"), ".")
+
+
+def sources_hash(module: Path, tests: bool = False) -> str:
+    """Hash of go.mod, go.sum and every .go file of the module (its packages included)."""
     digest = hashlib.sha256()
     files = sorted(
-        p for p in module.iterdir() if p.name in ("go.mod", "go.sum") or p.suffix == ".go"
+        p
+        for p in module.rglob("*")
+        if (p.name in ("go.mod", "go.sum") or p.suffix == ".go") and "bin" not in p.relative_to(module).parts
     )
     for path in files:
-        if path.name.endswith("_test.go"):
+        if path.name.endswith("_test.go") and not tests:
             continue
-        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+        name = path.relative_to(module).as_posix()
+        digest.update(name.encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()
 
 
-def ensure_binary() -> Path:
-    """The path of an up-to-date gossiplab-node binary, building it if needed."""
+def ensure_binary(target: GoBinary = NODE) -> Path:
+    """The path of an up-to-date binary (gossiplab-node by default), building it if needed."""
     module = module_dir()
-    binary = module / "bin" / BINARY_NAME
-    stamp = binary.with_name(BINARY_NAME + STAMP_SUFFIX)
-    wanted = sources_hash(module)
+    binary = module / "bin" / target.name
+    stamp = binary.with_name(target.name + STAMP_SUFFIX)
+    wanted = sources_hash(module, target.tests)
     binary.parent.mkdir(exist_ok=True)
     # One build at a time, even across processes (parallel test workers, sweeps).
     with (binary.parent / ".build.lock").open("w") as lock:
@@ -57,12 +76,12 @@ def ensure_binary() -> Path:
         go = shutil.which("go")
         if go is None:
             raise TestbedError(
-                "building the testbed node needs Go (go-libp2p v0.51.0 wants Go >= 1.25); "
+                f"building {target.name} needs Go (go-libp2p v0.51.0 wants Go >= 1.25); "
                 'install it, or use backend = "model"'
             )
-        partial = binary.with_name(f".{BINARY_NAME}.partial-{os.getpid()}")
+        partial = binary.with_name(f".{target.name}.partial-{os.getpid()}")
         done = subprocess.run(
-            [go, "build", "-trimpath", "-o", str(partial), "."],
+            [go, *target.command, "-o", str(partial), target.package],
             cwd=module,
             capture_output=True,
             text=True,
@@ -70,7 +89,7 @@ def ensure_binary() -> Path:
         )
         if done.returncode != 0:
             partial.unlink(missing_ok=True)
-            raise TestbedError(f"building {BINARY_NAME} failed:\n{done.stderr.strip()}")
+            raise TestbedError(f"building {target.name} failed:\n{done.stderr.strip()}")
         partial.replace(binary)
         stamp.write_text(wanted + "\n")
     versions.cache_clear()

@@ -1,0 +1,110 @@
+"""What the simnet backend can run, what it refuses, and what it applies differently.
+
+Everything refused here is refused before anything runs, with the field and what to do
+instead: the Go runner never sees a scenario it would have to run differently.
+"""
+
+from __future__ import annotations
+
+from gossiplab.backends.testbed.support import _GO_FIXED as GO_FIXED
+from gossiplab.errors import Problem, ScenarioError
+from gossiplab.scenario import GO_DEFAULT, Scenario
+
+MODEL = 'or use backend = "model"'
+# Faults real hosts can go through: the Go runner crashes and restarts hosts, cuts links
+# and leaves topics. Slow nodes and adversaries would need a patched go-libp2p-pubsub.
+RUNNABLE_FAULTS = ("crash", "churn", "partition", "leave")
+
+
+def unsupported_features(s: Scenario) -> list[Problem]:
+    """What the scenario asks for that the simnet backend cannot run, field by field."""
+    return _protocol_problems(s) + _network_problems(s) + _fault_problems(s) + _other_problems(s)
+
+
+def check_supported(s: Scenario) -> None:
+    problems = unsupported_features(s)
+    if problems:
+        raise ScenarioError(problems)
+
+
+def _protocol_problems(s: Scenario) -> list[Problem]:
+    p = s.protocol
+    problems = []
+    if p.name == "gossipsub" and p.version == "2.0":
+        message = "go-libp2p-pubsub v0.17.0 has no gossipsub v2.0 (IANNOUNCE/INEED)"
+        problems.append(Problem("protocol.version", message, f"use 1.0 to 1.2, {MODEL}"))
+    if p.name == "gossipsub" and not p.D_out < p.D // 2:
+        # go refuses Dout >= D/2 (integer division), stricter than the spec's Dout <= D/2.
+        message = f"go-libp2p-pubsub needs D_out < D/2 = {p.D // 2}, got {p.D_out}"
+        problems.append(Problem("protocol.D_out", message, f"lower D_out, {MODEL}"))
+    if p.message_id == "go" and p.signing == "strict-no-sign":
+        message = "go's ids (author + seqno) are all equal without an author"
+        hint = 'use message_id = "ethereum" with strict-no-sign'
+        problems.append(Problem("protocol.message_id", message, hint))
+    if p.message_id == "ethereum" and s.workload.size < 4:
+        message = "content-addressed ids need >= 4 bytes of payload to tell messages apart"
+        problems.append(Problem("workload.size", message, "use a size of at least 4 bytes"))
+    return problems
+
+
+def _network_problems(s: Scenario) -> list[Problem]:
+    net = s.network
+    problems = []
+    if not isinstance(net.latency, int):
+        message = (
+            f"a {net.latency.distribution} latency distribution is not run on simnet: its "
+            "links take a constant or a region matrix"
+        )
+        hint = f"use a constant latency or network.regions, {MODEL}"
+        problems.append(Problem("network.latency", message, hint))
+    if net.jitter:
+        message = "simnet's links have no jitter: every packet of a link takes its latency"
+        problems.append(Problem("network.jitter", message, f'set jitter = "0ms", {MODEL}'))
+    if net.shared_ips:
+        message = "every simulated host has its own IP address (IP colocation, P6)"
+        problems.append(Problem("network.shared_ips", message, f"remove it, {MODEL}"))
+    return problems
+
+
+def _fault_problems(s: Scenario) -> list[Problem]:
+    problems = []
+    for i, fault in enumerate(s.faults):
+        if fault.kind in RUNNABLE_FAULTS:
+            continue
+        why = {
+            "slow": "real hosts in virtual time have no CPU cost to multiply",
+            "adversary": "go-libp2p-pubsub has no misbehaving mode",
+        }.get(fault.kind, "it is not run on simnet")
+        message = f"'{fault.kind}' faults are not run on simnet: {why}"
+        problems.append(Problem(f"faults[{i}]", message, f"remove it, {MODEL}"))
+    return problems
+
+
+def _other_problems(s: Scenario) -> list[Problem]:
+    if s.output.mode != "full":
+        message = f"'{s.output.mode}' is not supported: simnet writes one row per receipt"
+        return [Problem("output.mode", message, f'use "full", {MODEL}')]
+    return []
+
+
+def notes(s: Scenario) -> list[str]:
+    """Fields that simnet applies differently from the model, for the run info."""
+    found = []
+    if s.network.has_cpu_cost():
+        found.append(
+            "network.cpu_per_message is not charged: in virtual time the real nodes' CPU "
+            "work takes no time"
+        )
+    if s.network.initial_window != 10:
+        found.append(
+            "network.initial_window is the model's TCP window; simnet runs QUIC with "
+            "quic-go's own congestion control"
+        )
+    p = s.protocol
+    for name in GO_FIXED:
+        if getattr(p, name) != GO_DEFAULT[name]:
+            found.append(
+                f"protocol.{name} = {getattr(p, name)} is not configurable in go-libp2p-pubsub; "
+                f"the nodes use go's {GO_DEFAULT[name]}"
+            )
+    return found
