@@ -71,6 +71,14 @@ test-python: $(INSTALLED) install-testbed install-chromium
 test-go:
 	cd testbed && go vet ./... && go test ./...
 
+# The simnet runner: every node a real go-libp2p-pubsub host in one process, in virtual
+# time (a Go test binary, since synctest needs a *testing.T); rebuilt when Go sources change.
+SIMNET_BIN := testbed/bin/gossiplab-simnet
+.PHONY: simnet
+simnet: $(SIMNET_BIN)
+$(SIMNET_BIN): $(shell find testbed -name '*.go') testbed/go.mod testbed/go.sum
+	cd testbed && go test -c -o bin/gossiplab-simnet ./simnet
+
 lint: $(INSTALLED)
 	$(VENV)/bin/ruff check python tests
 	$(VENV)/bin/ruff format --check python tests
