@@ -116,10 +116,11 @@ func pairLatency(l *LatencyConfig, a, b int) int64 {
 }
 
 // drops reports whether a packet from node `from` to address `to` is lost now: cut by
-// a partition, or lost with the sender's loss probability.
+// a partition, or lost with probability loss[from] + loss[to] (the model's pair rule:
+// each node's loss holds half the network's loss plus its class's added loss).
 func (n *simNetwork) drops(from int, to net.Addr) bool {
+	dest := n.nodeOf(to)
 	if len(n.parts) > 0 {
-		dest := n.nodeOf(to)
 		now := time.Since(n.start)
 		for _, p := range n.parts {
 			if now < p.from || now >= p.until {
@@ -132,8 +133,11 @@ func (n *simNetwork) drops(from int, to net.Addr) bool {
 			}
 		}
 	}
-	if n.lossRNG != nil && n.cfg.Loss[from] > 0 {
-		return n.lossRNG[from].float() < n.cfg.Loss[from]
+	if n.lossRNG == nil || dest < 0 {
+		return false
+	}
+	if p := n.cfg.Loss[from] + n.cfg.Loss[dest]; p > 0 {
+		return n.lossRNG[from].float() < p
 	}
 	return false
 }
