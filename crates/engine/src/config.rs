@@ -7,6 +7,7 @@
 
 use serde::Deserialize;
 
+use crate::error::EngineError;
 use crate::score::ScoreConfig;
 
 pub type Time = u64;
@@ -289,16 +290,20 @@ pub enum OutputMode {
 }
 
 impl Placement {
-    fn check(&self, nodes: u32) -> Result<(), String> {
+    fn check(&self, nodes: u32) -> Result<(), EngineError> {
         let n = nodes as usize;
         let regions = self.region_latency_ns.len();
         if self.added_latency_ns.len() != n || self.added_loss.len() != n {
-            return Err(format!(
-                "engine config: placement needs one entry per node ({n})"
+            return Err(EngineError::config(
+                "network.placement",
+                format!("placement needs one entry per node ({n})"),
             ));
         }
         if !(self.region.is_empty() || self.region.len() == n) {
-            return Err(format!("engine config: placement.region needs {n} entries"));
+            return Err(EngineError::config(
+                "network.placement.region",
+                format!("placement.region needs {n} entries"),
+            ));
         }
         if self
             .region_latency_ns
@@ -306,7 +311,10 @@ impl Placement {
             .any(|row| row.len() != regions)
             || self.region.iter().any(|&r| r as usize >= regions)
         {
-            return Err("engine config: placement regions do not match the latency matrix".into());
+            return Err(EngineError::config(
+                "network.placement.region_latency_ns",
+                "placement regions do not match the latency matrix",
+            ));
         }
         Ok(())
     }
@@ -343,19 +351,19 @@ impl Config {
         out
     }
 
-    pub fn from_json(text: &str) -> Result<Self, String> {
+    pub fn from_json(text: &str) -> Result<Self, EngineError> {
         let config: Config =
-            serde_json::from_str(text).map_err(|e| format!("engine config: {e}"))?;
+            serde_json::from_str(text).map_err(|e| EngineError::config("", e.to_string()))?;
         config.check()?;
         Ok(config)
     }
 
     /// Invariants the engine relies on (user-facing checks happen in Python first).
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), EngineError> {
         let n = self.nodes as usize;
         let net = &self.network;
         if self.nodes == 0 {
-            return Err("engine config: nodes must be >= 1".into());
+            return Err(EngineError::config("nodes", "nodes must be >= 1"));
         }
         for (name, len) in [
             ("upload_bps", net.upload_bps.len()),
@@ -363,16 +371,17 @@ impl Config {
             ("cpu_per_message_ns", net.cpu_per_message_ns.len()),
         ] {
             if len != n {
-                return Err(format!(
-                    "engine config: network.{name} has {len} entries for {n} nodes"
+                return Err(EngineError::config(
+                    &format!("network.{name}"),
+                    format!("network.{name} has {len} entries for {n} nodes"),
                 ));
             }
         }
         for a in &self.adversaries {
             if a.node >= self.nodes {
-                return Err(format!(
-                    "engine config: adversary node {} >= {} nodes",
-                    a.node, self.nodes
+                return Err(EngineError::config(
+                    "adversaries",
+                    format!("adversary node {} >= {} nodes", a.node, self.nodes),
                 ));
             }
         }
@@ -382,9 +391,9 @@ impl Config {
                 Fault::Partition { groups, .. } => groups.iter().flatten().copied().collect(),
             };
             if let Some(n) = listed.iter().find(|&&n| n >= self.nodes) {
-                return Err(format!(
-                    "engine config: fault names node {n} but there are {} nodes",
-                    self.nodes
+                return Err(EngineError::config(
+                    "faults",
+                    format!("fault names node {n} but there are {} nodes", self.nodes),
                 ));
             }
         }
@@ -392,9 +401,12 @@ impl Config {
             placement.check(self.nodes)?;
         }
         if let Some(n) = net.shared_ips.iter().flatten().find(|&&n| n >= self.nodes) {
-            return Err(format!(
-                "engine config: shared_ips names node {n} but there are {} nodes",
-                self.nodes
+            return Err(EngineError::config(
+                "network.shared_ips",
+                format!(
+                    "shared_ips names node {n} but there are {} nodes",
+                    self.nodes
+                ),
             ));
         }
         if let Some(c) = self
@@ -402,48 +414,58 @@ impl Config {
             .iter()
             .find(|c| c.node >= self.nodes || c.topic >= self.topics)
         {
-            return Err(format!(
-                "engine config: a subscription change names node {} / topic {} but there are {} nodes and {} topics",
-                c.node, c.topic, self.nodes, self.topics
+            return Err(EngineError::config(
+                "subscription_changes",
+                format!("a subscription change names node {} / topic {} but there are {} nodes and {} topics",
+                c.node, c.topic, self.nodes, self.topics),
             ));
         }
         if !(0.0..1.0).contains(&net.loss) {
-            return Err(format!(
-                "engine config: network.loss must be in [0, 1), got {}",
-                net.loss
+            return Err(EngineError::config(
+                "network.loss",
+                format!("network.loss must be in [0, 1), got {}", net.loss),
             ));
         }
         if self.topics == 0 || self.topics > 64 {
-            return Err(format!(
-                "engine config: topics must be in 1..=64, got {}",
-                self.topics
+            return Err(EngineError::config(
+                "topics",
+                format!("topics must be in 1..=64, got {}", self.topics),
             ));
         }
         if self.output.mode == OutputMode::Aggregate && self.output.receipts {
-            return Err(
-                "engine config: output.receipts (a row per payload copy) contradicts the aggregate mode"
-                    .into(),
-            );
+            return Err(EngineError::config(
+                "output.receipts",
+                "output.receipts (a row per payload copy) contradicts the aggregate mode",
+            ));
         }
         let p = &self.protocol;
         if p.router == Router::Gossipsub {
             if !(p.D_lo <= p.D && p.D <= p.D_hi) {
-                return Err("engine config: need D_lo <= D <= D_hi".into());
+                return Err(EngineError::config("protocol.D", "need D_lo <= D <= D_hi"));
             }
             if p.heartbeat_ns == 0 {
-                return Err("engine config: heartbeat must be > 0".into());
+                return Err(EngineError::config(
+                    "protocol.heartbeat_ns",
+                    "heartbeat must be > 0",
+                ));
             }
             if p.peer_outbound_queue == 0 {
-                return Err("engine config: peer_outbound_queue must be >= 1".into());
+                return Err(EngineError::config(
+                    "protocol.peer_outbound_queue",
+                    "peer_outbound_queue must be >= 1",
+                ));
             }
             if p.backoff_clear_ticks == 0 {
-                return Err("engine config: backoff_clear_ticks must be >= 1".into());
+                return Err(EngineError::config(
+                    "protocol.backoff_clear_ticks",
+                    "backoff_clear_ticks must be >= 1",
+                ));
             }
             if p.history_gossip > p.history_length || p.history_length == 0 {
-                return Err(
-                    "engine config: need 1 <= history_length and history_gossip <= history_length"
-                        .into(),
-                );
+                return Err(EngineError::config(
+                    "protocol.history_length",
+                    "need 1 <= history_length and history_gossip <= history_length",
+                ));
             }
         }
         Ok(())

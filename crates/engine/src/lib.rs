@@ -9,6 +9,7 @@
 pub mod aggregate;
 pub mod config;
 pub mod control;
+pub mod error;
 mod exchange;
 mod faults;
 mod gossipsub;
@@ -30,5 +31,6 @@ pub mod transport;
 pub mod wire;
 
 pub use config::{Config, Time};
+pub use error::EngineError;
 pub use output::Output;
 pub use sim::{EdgeProperties, Message, Schedule, Simulation};

@@ -13,6 +13,7 @@
 use smallvec::SmallVec;
 
 use crate::config::Time;
+use crate::error::EngineError;
 
 /// Marks a link that was not in the caller's edge list (opened during the run).
 pub const NOT_AN_INPUT_EDGE: u32 = u32::MAX;
@@ -67,15 +68,21 @@ impl Links {
         nodes: u32,
         edges: &[(u32, u32)],
         mut latency_of: impl FnMut(usize) -> (Time, Time),
-    ) -> Result<Self, String> {
+    ) -> Result<Self, EngineError> {
         let n = nodes as usize;
         let mut degree = vec![0u32; n];
         for (i, &(a, b)) in edges.iter().enumerate() {
             if a >= nodes || b >= nodes {
-                return Err(format!("edge {i} ({a}, {b}) names a node >= {nodes}"));
+                return Err(EngineError::input(
+                    "edges",
+                    format!("edge {i} ({a}, {b}) names a node >= {nodes}"),
+                ));
             }
             if a == b {
-                return Err(format!("edge {i} is a self-loop on node {a}"));
+                return Err(EngineError::input(
+                    "edges",
+                    format!("edge {i} is a self-loop on node {a}"),
+                ));
             }
             degree[a as usize] += 1;
             degree[b as usize] += 1;
@@ -95,9 +102,9 @@ impl Links {
         directed.sort_unstable_by_key(|&(owner, peer, ..)| (owner, peer));
         for pair in directed.windows(2) {
             if pair[0].0 == pair[1].0 && pair[0].1 == pair[1].1 {
-                return Err(format!(
-                    "nodes {} and {} are connected twice",
-                    pair[0].0, pair[0].1
+                return Err(EngineError::input(
+                    "edges",
+                    format!("nodes {} and {} are connected twice", pair[0].0, pair[0].1),
                 ));
             }
         }

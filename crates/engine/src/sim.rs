@@ -14,6 +14,7 @@ use crate::config::{
     Adversary, Config, LatencyModel, Misbehaviour, OutputMode, Placement, ProtocolConfig, Router,
     Time, Version,
 };
+use crate::error::EngineError;
 use crate::exchange::Dial;
 use crate::faults::{partitions, Partition};
 use crate::lazy::Announced;
@@ -48,7 +49,7 @@ impl Schedule {
         self.t_intended_ns.is_empty()
     }
 
-    fn check(&self, nodes: u32, topics: u16) -> Result<(), String> {
+    fn check(&self, nodes: u32, topics: u16) -> Result<(), EngineError> {
         let n = self.len();
         if [
             self.publisher.len(),
@@ -59,19 +60,27 @@ impl Schedule {
         .iter()
         .any(|&len| len != n)
         {
-            return Err("schedule columns have different lengths".into());
+            return Err(EngineError::input(
+                "schedule",
+                "schedule columns have different lengths",
+            ));
         }
         if self.t_intended_ns.windows(2).any(|w| w[0] > w[1]) {
-            return Err("schedule is not sorted by time".into());
+            return Err(EngineError::input(
+                "schedule",
+                "schedule is not sorted by time",
+            ));
         }
         if let Some(p) = self.publisher.iter().find(|&&p| p >= nodes) {
-            return Err(format!(
-                "schedule names publisher {p} but there are {nodes} nodes"
+            return Err(EngineError::input(
+                "schedule",
+                format!("schedule names publisher {p} but there are {nodes} nodes"),
             ));
         }
         if let Some(t) = self.topic.iter().find(|&&t| t >= topics) {
-            return Err(format!(
-                "schedule names topic {t} but there are {topics} topics"
+            return Err(EngineError::input(
+                "schedule",
+                format!("schedule names topic {t} but there are {topics} topics"),
             ));
         }
         Ok(())
@@ -87,19 +96,23 @@ pub struct EdgeProperties {
 }
 
 impl EdgeProperties {
-    fn check(&self, edges: usize) -> Result<(), String> {
+    fn check(&self, edges: usize) -> Result<(), EngineError> {
         for (name, len) in [
-            ("latency_ns", self.latency_ns.len()),
-            ("loss", self.loss.len()),
+            ("edge_latency", self.latency_ns.len()),
+            ("edge_loss", self.loss.len()),
         ] {
             if len != 0 && len != 2 * edges {
-                return Err(format!(
-                    "edge {name} has {len} entries for {edges} edges (need 2 per edge)"
+                return Err(EngineError::input(
+                    name,
+                    format!("{name} has {len} entries for {edges} edges (need 2 per edge)"),
                 ));
             }
         }
         if let Some(p) = self.loss.iter().find(|p| !(0.0..1.0).contains(*p)) {
-            return Err(format!("edge loss must be in [0, 1), got {p}"));
+            return Err(EngineError::input(
+                "edge_loss",
+                format!("edge loss must be in [0, 1), got {p}"),
+            ));
         }
         Ok(())
     }
@@ -252,7 +265,11 @@ pub struct Simulation {
 }
 
 impl Simulation {
-    pub fn new(config: &Config, edges: &[(u32, u32)], schedule: &Schedule) -> Result<Self, String> {
+    pub fn new(
+        config: &Config,
+        edges: &[(u32, u32)],
+        schedule: &Schedule,
+    ) -> Result<Self, EngineError> {
         Self::with_edge_properties(config, edges, &EdgeProperties::default(), schedule)
     }
 
@@ -263,7 +280,7 @@ impl Simulation {
         edges: &[(u32, u32)],
         properties: &EdgeProperties,
         schedule: &Schedule,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, EngineError> {
         config.check()?;
         schedule.check(config.nodes, config.topics)?;
         properties.check(edges.len())?;
@@ -350,7 +367,10 @@ impl Simulation {
         let mut link_direct = vec![false; link_count];
         for &(a, b) in &config.protocol.direct_peers {
             let (Some(ab), Some(ba)) = (links.find(a, b), links.find(b, a)) else {
-                return Err(format!("direct peers {a} and {b} are not connected"));
+                return Err(EngineError::config(
+                    "protocol.direct_peers",
+                    format!("direct peers {a} and {b} are not connected"),
+                ));
             };
             link_direct[ab as usize] = true;
             link_direct[ba as usize] = true;

@@ -380,5 +380,5 @@ fn direct_peers_must_be_connected() {
     let err = Simulation::new(&c, &line(3), &Schedule::default())
         .err()
         .unwrap();
-    assert!(err.contains("not connected"), "{err}");
+    assert!(err.to_string().contains("not connected"), "{err}");
 }

@@ -8,10 +8,47 @@ use gossiplab_engine::aggregate::{AggregateTables, Aggregates, NEVER, REACH_PERC
 use gossiplab_engine::histogram::bin_bounds;
 use gossiplab_engine::output::Output;
 use gossiplab_engine::rpc::KIND_NAMES;
-use gossiplab_engine::{Config, EdgeProperties, Schedule, Simulation};
+use gossiplab_engine::{Config, EdgeProperties, EngineError as Refusal, Schedule, Simulation};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
+
+// The engine's refusals, as typed exceptions (ValueError, so `except ValueError` still
+// catches them); each carries `field`, the config setting or input array at fault.
+pyo3::create_exception!(
+    gossiplab._engine,
+    EngineError,
+    PyValueError,
+    "The engine refused its inputs; `field` names the setting or array at fault."
+);
+pyo3::create_exception!(
+    gossiplab._engine,
+    ConfigError,
+    EngineError,
+    "A config setting is out of range or contradicts another; `field` is its dotted path."
+);
+pyo3::create_exception!(
+    gossiplab._engine,
+    InputError,
+    EngineError,
+    "The edges, schedule or per-edge arrays break an engine invariant; `field` names the array."
+);
+
+/// The Python exception for an engine error, with its `field` attribute set.
+fn py_error(err: Refusal) -> PyErr {
+    let py_err = match &err {
+        Refusal::Config { .. } => ConfigError::new_err(err.to_string()),
+        Refusal::Input { .. } => InputError::new_err(err.to_string()),
+    };
+    Python::attach(|py| {
+        let value = py_err.value(py);
+        value
+            .setattr("field", err.field())
+            .and_then(|()| value.setattr("reason", err.message()))
+            .map(|()| py_err.clone_ref(py))
+    })
+    .unwrap_or(py_err)
+}
 
 fn read_le<const N: usize, T>(
     name: &str,
@@ -19,10 +56,8 @@ fn read_le<const N: usize, T>(
     from: fn([u8; N]) -> T,
 ) -> PyResult<Vec<T>> {
     if !bytes.len().is_multiple_of(N) {
-        return Err(PyValueError::new_err(format!(
-            "{name}: {} bytes is not a multiple of {N}",
-            bytes.len()
-        )));
+        let message = format!("{name}: {} bytes is not a multiple of {N}", bytes.len());
+        return Err(py_error(Refusal::input(name, message)));
     }
     Ok(bytes
         .chunks_exact(N)
@@ -64,10 +99,11 @@ impl Engine {
         edge_latency: Option<&[u8]>,
         edge_loss: Option<&[u8]>,
     ) -> PyResult<Self> {
-        let config = Config::from_json(config_json).map_err(PyValueError::new_err)?;
+        let config = Config::from_json(config_json).map_err(py_error)?;
         let flat = read_le("edges", edges, u32::from_le_bytes)?;
         if !flat.len().is_multiple_of(2) {
-            return Err(PyValueError::new_err("edges: odd number of endpoints"));
+            let message = "edges: odd number of endpoints";
+            return Err(py_error(Refusal::input("edges", message)));
         }
         let pairs: Vec<(u32, u32)> = flat.chunks_exact(2).map(|c| (c[0], c[1])).collect();
         let schedule = Schedule {
@@ -90,7 +126,7 @@ impl Engine {
             )?,
         };
         let sim = Simulation::with_edge_properties(&config, &pairs, &properties, &schedule)
-            .map_err(PyValueError::new_err)?;
+            .map_err(py_error)?;
         Ok(Self { sim })
     }
 
@@ -406,6 +442,9 @@ fn drops<'py>(py: Python<'py>, out: &Output) -> PyResult<Bound<'py, PyDict>> {
 #[pymodule]
 fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Engine>()?;
+    m.add("EngineError", m.py().get_type::<EngineError>())?;
+    m.add("ConfigError", m.py().get_type::<ConfigError>())?;
+    m.add("InputError", m.py().get_type::<InputError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }
