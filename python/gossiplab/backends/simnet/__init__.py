@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from gossiplab.analysis.tables import RunTables
-from gossiplab.backends.simnet.binary import ensure_runner, pinned_versions
+from gossiplab.backends.simnet.binary import ensure_runner
 from gossiplab.backends.simnet.errors import SimnetError
 from gossiplab.backends.simnet.process import run_runner
 from gossiplab.backends.simnet.runconfig import node_dir, run_config
@@ -105,8 +105,7 @@ def _run(
         connections=conversion.opened(edges) if s.protocol.peer_exchange else None,
         nodes=nodes_table(s, topology.nodes),
     )
-    versions = {**pinned_versions(), **(record.get("versions") or {})}
-    versions = {str(k): str(v) for k, v in versions.items()}
+    versions = {str(k): str(v) for k, v in (record.get("versions") or {}).items()}
     info = {
         **{key: value for key, value in record.items() if key != "versions"},
         "runner_wall_s": wall_s,
