@@ -134,7 +134,7 @@ func runNode(configPath string) error {
 		return fmt.Errorf("starting the libp2p host: %w", err)
 	}
 	defer h.Close()
-	lib, err := gossipnode.Start(ctx, c, h, 0, gossipnode.BuildVersions())
+	lib, err := gossipnode.Start(ctx, c, h, gossipnode.Options{Versions: gossipnode.BuildVersions(), TraceBuffer: gossipnode.DefaultTraceBuffer})
 	if err != nil {
 		return err
 	}

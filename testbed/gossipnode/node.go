@@ -104,11 +104,20 @@ type Node struct {
 	epoch int64
 }
 
+// Options are how a node's files are written.
+type Options struct {
+	// Epoch is subtracted from every time the node writes (0: Unix ns).
+	Epoch int64
+	// Versions is node.json's record of what the node was built with.
+	Versions map[string]string
+	// TraceBuffer is the trace writer's buffer in bytes.
+	TraceBuffer int
+}
+
 // Start opens the trace file, starts the router on h and subscribes to every topic;
-// deliveries are read (and dropped: the trace has them) until ctx ends. Times written
-// are Unix ns minus epoch.
-func Start(ctx context.Context, c *Config, h host.Host, epoch int64, versions map[string]string) (*Node, error) {
-	n := &Node{C: c, H: h, ids: map[peer.ID]int{}, epoch: epoch}
+// deliveries are read (and dropped: the trace has them) until ctx ends.
+func Start(ctx context.Context, c *Config, h host.Host, o Options) (*Node, error) {
+	n := &Node{C: c, H: h, ids: map[peer.ID]int{}, epoch: o.Epoch}
 	for _, p := range c.Peers {
 		_, id, err := NodeKey(c.Seed, p.Index)
 		if err != nil {
@@ -117,10 +126,10 @@ func Start(ctx context.Context, c *Config, h host.Host, epoch int64, versions ma
 		n.ids[id] = p.Index
 	}
 	var err error
-	if n.Events, err = NewFileTracer(filepath.Join(c.Dir, TraceFile), c.TraceRPC); err != nil {
+	if n.Events, err = NewFileTracer(filepath.Join(c.Dir, TraceFile), c.TraceRPC, o.TraceBuffer); err != nil {
 		return nil, err
 	}
-	n.Events.epoch = epoch
+	n.Events.epoch = o.Epoch
 	n.Raw = NewRawTracer()
 	if n.PS, err = newPubSub(ctx, c, h, n.Events, n.Raw); err != nil {
 		n.Events.Close()
@@ -143,7 +152,7 @@ func Start(ctx context.Context, c *Config, h host.Host, epoch int64, versions ma
 		PeerIDText: h.ID().String(),
 		Publishes:  []publishRecord{},
 		Drops:      []dropRecord{},
-		Versions:   versions,
+		Versions:   o.Versions,
 	}
 	return n, nil
 }

@@ -34,13 +34,17 @@ type FileTracer struct {
 	epoch int64
 }
 
-func NewFileTracer(path string, keepRPC bool) (*FileTracer, error) {
+// DefaultTraceBuffer is the trace writer's buffer: few writes for one node per process.
+const DefaultTraceBuffer = 1 << 20
+
+// NewFileTracer writes to path through a buffer of `buffer` bytes.
+func NewFileTracer(path string, keepRPC bool, buffer int) (*FileTracer, error) {
 	f, err := os.Create(path)
 	if err != nil {
 		return nil, err
 	}
 	t := &FileTracer{wake: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{}), keepRPC: keepRPC}
-	go t.write(f)
+	go t.write(f, buffer)
 	return t, nil
 }
 
@@ -83,8 +87,8 @@ func (t *FileTracer) take() []byte {
 	return t.lastID
 }
 
-func (t *FileTracer) write(f *os.File) {
-	w := bufio.NewWriterSize(f, 1<<20)
+func (t *FileTracer) write(f *os.File, buffer int) {
+	w := bufio.NewWriterSize(f, buffer)
 	enc := json.NewEncoder(w)
 	var batch []*pb.TraceEvent
 	for {

@@ -11,7 +11,7 @@ import (
 
 func TestFileTracerKeepsEveryEventAndToleratesLateOnes(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "trace.ndjson")
-	tr, err := NewFileTracer(path, false)
+	tr, err := NewFileTracer(path, false, DefaultTraceBuffer)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,9 @@ import (
 	ma "github.com/multiformats/go-multiaddr"
 )
 
+// traceBuffer is each node's trace writer buffer: a thousand nodes share the memory.
+const traceBuffer = 32 << 10
+
 // dialTimeout bounds one dial in virtual time; a dial that fails is recorded in the
 // node's connect_errors, as the testbed does.
 const dialTimeout = 30 * time.Second
@@ -88,6 +91,7 @@ func Run(cfg *RunConfig, out string, progress *progress, wall func() float64) (*
 		r.spawn(func() { r.fault(f) })
 	}
 	r.spawn(func() { r.reportProgress() })
+	r.spawn(func() { r.heapProfile() })
 	time.Sleep(time.Until(r.start.Add(time.Duration(cfg.EndNs))))
 	stats.VirtualNs = time.Since(r.start).Nanoseconds()
 	progress.phase("stop")
@@ -173,7 +177,7 @@ func (r *runner) startNodes() error {
 			return fmt.Errorf("node %d: starting the libp2p host: %w", i, err)
 		}
 		ctx, cancel := context.WithCancel(r.ctx)
-		lib, err := gossipnode.Start(ctx, c, h, r.start.UnixNano(), vers)
+		lib, err := gossipnode.Start(ctx, c, h, gossipnode.Options{Epoch: r.start.UnixNano(), Versions: vers, TraceBuffer: traceBuffer})
 		if err != nil {
 			cancel()
 			_ = h.Close()
