@@ -1,0 +1,12 @@
+"""[output]: what the results folder holds."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from gossiplab.scenario.base import Section
+
+
+class OutputConfig(Section):
+    receipts: bool = False  # also write receipts.parquet (every copy, duplicates included)
+    mode: Literal["full", "aggregate"] = "full"

@@ -1,0 +1,135 @@
+"""[protocol]: the pub/sub protocol and every gossipsub parameter, over a preset."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BeforeValidator, Field, model_validator
+
+from gossiplab.errors import Problem
+from gossiplab.scenario.base import MAX_U32, Section, is_int, raise_problems, range_problem
+from gossiplab.scenario.presets import GO_DEFAULT, PROTOCOL_PRESETS, SCORE_PRESETS
+from gossiplab.scenario.scoring import ScoreConfig
+from gossiplab.units import Duration, Size
+
+_Count = Annotated[int, Field(ge=0, le=MAX_U32)]
+_AtLeastOne = Annotated[int, Field(ge=1, le=MAX_U32)]
+
+
+PROTOCOL_VERSIONS = ("1.0", "1.1", "1.2", "2.0")
+
+
+def _version_string(value: Any) -> Any:
+    """TOML reads `version = 1.1` as a float; accept it and keep the string "1.1"."""
+    if isinstance(value, float) and repr(value) in PROTOCOL_VERSIONS:
+        return repr(value)
+    if is_int(value) and f"{value}.0" in PROTOCOL_VERSIONS:
+        return f"{value}.0"
+    return value  # anything else is reported as written
+
+
+class ProtocolConfig(Section):
+    """The pub/sub protocol and every gossipsub parameter; omitted ones come from the preset."""
+
+    name: Literal["floodsub", "gossipsub"] = "gossipsub"
+    version: Annotated[Literal["1.0", "1.1", "1.2", "2.0"], BeforeValidator(_version_string)] = (
+        "1.1"
+    )
+    preset: Literal["go-default", "rust-default", "ethereum"] = "go-default"
+    D: _AtLeastOne
+    D_lo: _AtLeastOne
+    D_hi: _AtLeastOne
+    D_lazy: _Count
+    D_score: _Count
+    D_out: _Count
+    D_announce: _Count
+    heartbeat: Duration
+    heartbeat_initial_delay: Duration
+    history_length: _AtLeastOne
+    history_gossip: _Count
+    gossip_factor: float
+    gossip_retransmission: _Count
+    fanout_ttl: Duration
+    seen_ttl: Duration
+    flood_publish: bool
+    prune_backoff: Duration
+    unsubscribe_backoff: Duration
+    backoff_slack_ticks: _Count
+    backoff_clear_ticks: _AtLeastOne
+    graft_flood_threshold: Duration
+    opportunistic_graft_ticks: _AtLeastOne
+    opportunistic_graft_peers: _Count
+    max_ihave_length: _Count
+    max_ihave_messages: _Count
+    iwant_followup_time: Duration
+    idontwant_threshold: Size
+    ineed_timeout: Duration
+    peer_outbound_queue: int = Field(le=MAX_U32)  # >= 1, checked below with a better hint
+    validate_queue: int = Field(le=MAX_U32)
+    signing: Literal["strict-sign", "strict-no-sign"]
+    message_id: Literal["go", "ethereum"]
+    # v1.1 direct (explicit) peers: pairs of connected nodes that always forward every
+    # message to each other, never mesh or gossip with each other, and answer GRAFT
+    # with PRUNE (go's WithDirectPeers, configured on both ends).
+    direct_peers: list[
+        Annotated[list[Annotated[int, Field(ge=0)]], Field(min_length=2, max_length=2)]
+    ] = Field(default_factory=list)
+    # v1.1 peer exchange (go's WithPeerExchange): a PRUNE carries up to prune_peers other
+    # topic peers, and the pruned node dials them if it trusts the pruner's score.
+    peer_exchange: bool
+    prune_peers: _Count
+    score: ScoreConfig
+
+    @model_validator(mode="before")
+    @classmethod
+    def _apply_preset(cls, data: Any) -> Any:
+        # What the user wrote beats the preset; the preset beats go's defaults.
+        if not isinstance(data, dict):
+            return data
+        preset = data.get("preset", "go-default")
+        preset = preset if isinstance(preset, str) and preset in PROTOCOL_PRESETS else "go-default"
+        resolved = {**PROTOCOL_PRESETS[preset], **data}
+        score = data.get("score", {})
+        resolved["score"] = {**SCORE_PRESETS[preset], **score} if isinstance(score, dict) else score
+        return resolved
+
+    @model_validator(mode="after")
+    def _check(self) -> ProtocolConfig:
+        problems: list[Problem] = []
+        keep_order = "keep D_lo <= D <= D_hi"
+        if self.D_lo > self.D:
+            problems.append(
+                Problem("D_lo", f"must be <= D ({self.D}), got {self.D_lo}", keep_order)
+            )
+        if self.D_hi < self.D:
+            problems.append(
+                Problem("D_hi", f"must be >= D ({self.D}), got {self.D_hi}", keep_order)
+            )
+        if not (self.D_out < self.D_lo and 2 * self.D_out <= self.D):
+            message = f"must be < D_lo ({self.D_lo}) and <= D/2 ({self.D / 2:g}), got {self.D_out}"
+            problems.append(Problem("D_out", message, "lower D_out (go's default is 2)"))
+        for name in ("D_score", "D_announce"):
+            if getattr(self, name) > self.D:
+                message = f"must be <= D ({self.D}), got {getattr(self, name)}"
+                problems.append(Problem(name, message, f"lower {name} or raise D"))
+        if self.history_gossip > self.history_length:
+            message = (
+                f"must be <= history_length ({self.history_length}), got {self.history_gossip}"
+            )
+            problems.append(
+                Problem("history_gossip", message, "gossip about at most the history kept")
+            )
+        problems += range_problem("gossip_factor", self.gossip_factor, 0, 1, "e.g. 0.25")
+        for name in ("heartbeat", "seen_ttl", "fanout_ttl"):
+            if getattr(self, name) == 0:
+                hint = f'use e.g. {name} = "{GO_DEFAULT[name]}"'
+                problems.append(Problem(name, "must be > 0", hint))
+        for name in ("peer_outbound_queue", "validate_queue"):
+            if getattr(self, name) < 1:
+                message = f"must be >= 1, got {getattr(self, name)}"
+                problems.append(Problem(name, message, "a queue holds at least one entry (go: 32)"))
+        if self.score.enabled and self.version == "1.0":
+            message = "peer scoring needs gossipsub v1.1 or later"
+            problems.append(Problem("score.enabled", message, 'set version = "1.1" or later'))
+        raise_problems(problems)
+        return self
