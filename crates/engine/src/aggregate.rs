@@ -34,7 +34,7 @@ use rustc_hash::FxHashMap;
 
 use crate::config::{Config, Fault, Time};
 use crate::histogram;
-use crate::sim::Message;
+use crate::inputs::Message;
 
 /// Shares of a message's targets whose reach time is recorded.
 pub const REACH_PERCENTS: [u32; 5] = [50, 90, 95, 99, 100];

@@ -8,7 +8,6 @@
 use serde::Deserialize;
 
 use crate::error::EngineError;
-use crate::score::ScoreConfig;
 
 pub type Time = u64;
 
@@ -470,4 +469,71 @@ impl Config {
         }
         Ok(())
     }
+}
+
+/// Peer scoring parameters (gossipsub v1.1); the score itself is `router/score.rs`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScoreConfig {
+    pub gossip_threshold: f64,
+    pub publish_threshold: f64,
+    pub graylist_threshold: f64,
+    pub accept_px_threshold: f64,
+    pub opportunistic_graft_threshold: f64,
+    pub topic_score_cap: f64,
+    pub topic_weight: f64,
+    pub time_in_mesh_weight: f64,
+    pub time_in_mesh_quantum_ns: Time,
+    pub time_in_mesh_cap: f64,
+    pub first_message_deliveries_weight: f64,
+    pub first_message_deliveries_decay: f64,
+    pub first_message_deliveries_cap: f64,
+    pub mesh_message_deliveries_weight: f64,
+    pub mesh_message_deliveries_decay: f64,
+    pub mesh_message_deliveries_threshold: f64,
+    pub mesh_message_deliveries_cap: f64,
+    pub mesh_message_deliveries_activation_ns: Time,
+    pub mesh_message_deliveries_window_ns: Time,
+    pub mesh_failure_penalty_weight: f64,
+    pub mesh_failure_penalty_decay: f64,
+    pub invalid_message_deliveries_weight: f64,
+    pub invalid_message_deliveries_decay: f64,
+    pub behaviour_penalty_weight: f64,
+    pub behaviour_penalty_threshold: f64,
+    pub behaviour_penalty_decay: f64,
+    pub decay_interval_ns: Time,
+    pub decay_to_zero: f64,
+    /// A GRAFT this soon after our PRUNE costs an extra behaviour penalty.
+    pub graft_flood_threshold_ns: Time,
+    pub opportunistic_graft_ticks: u64,
+    pub opportunistic_graft_peers: usize,
+    /// P5: weight of the application score, and the scores of given nodes.
+    #[serde(default)]
+    pub app_specific_weight: f64,
+    #[serde(default)]
+    pub app_specific: Vec<AppScore>,
+    /// P6: weight of the surplus of peers behind one IP address, and the peers tolerated.
+    #[serde(default)]
+    pub ip_colocation_factor_weight: f64,
+    #[serde(default = "one")]
+    pub ip_colocation_factor_threshold: f64,
+    /// How long the score of a disconnected peer is kept (unless positive).
+    #[serde(default = "one_hour")]
+    pub retain_score_ns: Time,
+}
+
+fn one_hour() -> Time {
+    3_600_000_000_000
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+/// Every node gives `nodes` this application-specific score.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AppScore {
+    pub nodes: Vec<u32>,
+    pub score: f64,
 }

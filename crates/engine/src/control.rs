@@ -9,7 +9,6 @@
 //! A new control message is a `Kind` variant, a `Control` field, a row here, and the
 //! router that sends and handles it.
 
-use crate::rpc::Rpc;
 use crate::wire::WireSizes;
 
 /// Traffic kinds, in the order of the `traffic` table's columns.
@@ -29,8 +28,9 @@ pub enum Kind {
 
 pub const KIND_COUNT: usize = 9;
 
-/// Items (messages, ids or entries) and body bytes of one kind in an RPC.
-pub type Sizing = fn(&Rpc, &WireSizes) -> (u64, u64);
+/// Items (ids or entries) and body bytes of one kind in an RPC, from its control part
+/// and its count of subscription entries.
+pub type Sizing = fn(&Control, u64, &WireSizes) -> (u64, u64);
 
 /// One row of the kind table.
 pub struct KindSpec {
@@ -57,17 +57,14 @@ pub const KINDS: [KindSpec; KIND_COUNT] = [
         name: "subscribe",
         in_control: false,
         // A `SubOpts` costs the same either way: go always writes its subscribe flag.
-        sizing: Some(|r, w| {
-            let n = (r.subscribe.len() + r.unsubscribe.len()) as u64;
-            (n, n * w.subscription_entry())
-        }),
+        sizing: Some(|_, subopts, w| (subopts, subopts * w.subscription_entry())),
     },
     KindSpec {
         kind: Kind::Graft,
         name: "graft",
         in_control: true,
-        sizing: Some(|r, w| {
-            let n = r.control.graft.len() as u64;
+        sizing: Some(|c, _, w| {
+            let n = c.graft.len() as u64;
             (n, n * w.graft_entry())
         }),
     },
@@ -75,8 +72,8 @@ pub const KINDS: [KindSpec; KIND_COUNT] = [
         kind: Kind::Prune,
         name: "prune",
         in_control: true,
-        sizing: Some(|r, w| {
-            let prunes = &r.control.prune;
+        sizing: Some(|c, _, w| {
+            let prunes = &c.prune;
             let bytes = prunes
                 .iter()
                 .map(|p| w.prune_entry(p.backoff_s, p.px.len() as u64))
@@ -89,8 +86,8 @@ pub const KINDS: [KindSpec; KIND_COUNT] = [
         name: "ihave",
         in_control: true,
         // One entry per topic, each with its ids.
-        sizing: Some(|r, w| {
-            r.control.ihave.iter().fold((0, 0), |(n, b), (_, ids)| {
+        sizing: Some(|c, _, w| {
+            c.ihave.iter().fold((0, 0), |(n, b), (_, ids)| {
                 let ids = ids.len() as u64;
                 (n + ids, b + w.ihave_entry(ids))
             })
@@ -100,20 +97,20 @@ pub const KINDS: [KindSpec; KIND_COUNT] = [
         kind: Kind::Iwant,
         name: "iwant",
         in_control: true,
-        sizing: Some(|r, w| id_list(&r.control.iwant, w)),
+        sizing: Some(|c, _, w| id_list(&c.iwant, w)),
     },
     KindSpec {
         kind: Kind::Idontwant,
         name: "idontwant",
         in_control: true,
-        sizing: Some(|r, w| id_list(&r.control.idontwant, w)),
+        sizing: Some(|c, _, w| id_list(&c.idontwant, w)),
     },
     KindSpec {
         kind: Kind::Iannounce,
         name: "iannounce",
         in_control: true,
-        sizing: Some(|r, w| {
-            let n = r.control.iannounce.len() as u64;
+        sizing: Some(|c, _, w| {
+            let n = c.iannounce.len() as u64;
             (n, n * w.announce_entry())
         }),
     },
@@ -122,8 +119,8 @@ pub const KINDS: [KindSpec; KIND_COUNT] = [
         name: "ineed",
         in_control: true,
         // One `ControlINeed` entry per id (specs PR #653).
-        sizing: Some(|r, w| {
-            let n = r.control.ineed.len() as u64;
+        sizing: Some(|c, _, w| {
+            let n = c.ineed.len() as u64;
             (n, n * w.id_list_entry(1))
         }),
     },

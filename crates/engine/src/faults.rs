@@ -13,48 +13,10 @@
 
 use smallvec::SmallVec;
 
-use crate::config::{Config, Fault, Misbehaviour, Time};
-use crate::mcache::MessageCache;
+use crate::config::{Fault, Misbehaviour};
 use crate::queue::Event;
 use crate::rpc::{Control, Kind, MsgRef};
 use crate::sim::Simulation;
-
-/// A partition in effect during [start, end).
-#[derive(Clone, Debug)]
-pub struct Partition {
-    /// Group of each node.
-    group: Vec<u16>,
-    start: Time,
-    end: Time,
-}
-
-/// Read the config's partitions.
-pub fn partitions(config: &Config) -> Vec<Partition> {
-    config
-        .faults
-        .iter()
-        .filter_map(|f| match f {
-            Fault::Partition {
-                groups,
-                start_ns,
-                end_ns,
-            } => {
-                let mut group = vec![0u16; config.nodes as usize];
-                for (g, members) in groups.iter().enumerate() {
-                    for &n in members {
-                        group[n as usize] = g as u16;
-                    }
-                }
-                Some(Partition {
-                    group,
-                    start: *start_ns,
-                    end: *end_ns,
-                })
-            }
-            Fault::Down { .. } => None,
-        })
-        .collect()
-}
 
 impl Simulation {
     /// Queue the down/up events of the config's faults.
@@ -80,14 +42,6 @@ impl Simulation {
         self.nodes[node as usize].down
     }
 
-    /// True if `node` misbehaves in way `m`.
-    pub(crate) fn misbehaves(&self, node: u32, m: Misbehaviour) -> bool {
-        self.nodes[node as usize]
-            .misbehaviour
-            .as_ref()
-            .is_some_and(|a| a.behaviour == m)
-    }
-
     /// True if a partition cuts `link` now.
     pub(crate) fn partitioned(&self, link: u32) -> bool {
         let now = self.now();
@@ -95,9 +49,7 @@ impl Simulation {
             self.links.owner[link as usize] as usize,
             self.links.peer[link as usize] as usize,
         );
-        self.partitions
-            .iter()
-            .any(|p| p.start <= now && now < p.end && p.group[a] != p.group[b])
+        self.partitions.iter().any(|p| p.cuts(a, b, now))
     }
 
     /// The node goes down: its peers see the connections break.
@@ -110,27 +62,7 @@ impl Simulation {
         state.down = true;
         state.dial_queue.clear();
         state.dials.clear();
-        for link in self.links.of(node) {
-            let back = self.links.reverse[link as usize];
-            let peer = self.links.peer[link as usize];
-            self.link_topics[back as usize] = 0;
-            self.link_topics[link as usize] = 0;
-            // The score first (it sees the mesh as it was), then the mesh, without a
-            // second sticky penalty (go's router drops the peer without a Prune trace).
-            if let Some(scores) = &mut self.scores {
-                scores.disconnect(back, now);
-            }
-            let peer_state = &mut self.nodes[peer as usize];
-            for topic in 0..peer_state.mesh.len() {
-                peer_state.mesh[topic].retain(|l| *l != back);
-                peer_state.fanout[topic].retain(|l| *l != back);
-            }
-            // go's gossip tracer forgets the promises of a peer that left.
-            self.promises[peer as usize].retain(|_, waiting| {
-                waiting.retain(|&mut (l, _)| l != back);
-                !waiting.is_empty()
-            });
-        }
+        self.router.disconnected(&self.links, node, now);
     }
 
     /// The node comes back with a fresh state and reconnects to its neighbours.
@@ -138,31 +70,13 @@ impl Simulation {
         if !self.is_down(node) {
             return;
         }
-        let history = self.proto.history_length.max(1);
         self.forget_seen(node);
         let state = &mut self.nodes[node as usize];
         state.down = false;
         state.validating.clear();
         state.cpu_pending = 0;
-        state.announced.clear();
-        state.unwanted.clear();
-        state.backoff.clear();
-        state.mcache = MessageCache::new(history);
-        for topic in 0..state.mesh.len() {
-            state.mesh[topic].clear();
-            state.fanout[topic].clear();
-            state.fanout_lastpub[topic] = None;
-        }
-        self.promises[node as usize].clear();
-        // A new process: it scores its peers from scratch; they find its retained score.
-        let now = self.now();
-        self.last_decay[node as usize] = now;
-        if let Some(scores) = &mut self.scores {
-            for link in self.links.of(node) {
-                scores.forget(link);
-                scores.reconnect(self.links.reverse[link as usize], now);
-            }
-        }
+        let (history, now) = (self.proto.history_length, self.now());
+        self.router.restarted(&self.links, node, history, now);
         self.send_hello(node);
         for link in self.links.of(node) {
             let peer = self.links.peer[link as usize];
@@ -201,7 +115,7 @@ impl Simulation {
         };
         let first_phantom = self.messages.len() as u32;
         for topic in 0..self.topics() {
-            let links: Vec<u32> = self.topic_links(node, topic).collect();
+            let links: Vec<u32> = self.router.topic_links(&self.links, node, topic).collect();
             for link in links {
                 // Ids past the message table: they never exist, so asking for them
                 // always breaks a promise.
@@ -235,7 +149,7 @@ impl Simulation {
         let first_phantom = self.messages.len() as u64;
         let room = (u64::from(u32::MAX) - first_phantom) / 64 * 64;
         for topic in 0..self.topics() {
-            let links: Vec<u32> = self.topic_links(node, topic).collect();
+            let links: Vec<u32> = self.router.topic_links(&self.links, node, topic).collect();
             for link in links {
                 let rpc = self.rpcs.alloc();
                 for _ in 0..count {
@@ -258,7 +172,7 @@ impl Simulation {
     /// A relay delayed by an adversary happens now.
     pub(crate) fn delayed_forward(&mut self, node: u32, msg: u32, link: u32) {
         if !self.is_down(node) {
-            self.forward(node, msg, Some(link));
+            self.forward(node, msg, link);
         }
     }
 

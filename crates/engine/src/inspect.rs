@@ -51,20 +51,22 @@ impl Simulation {
     /// remove, back off, send PRUNE (offering peers when peer exchange is on).
     pub fn prune_now(&mut self, node: u32, peer: u32, topic: u16) {
         let link = self.link_between(node, peer);
-        self.mesh_remove(node, topic, link);
-        let backoff = self.proto.prune_backoff_ns;
-        self.add_backoff(node, topic, link, backoff);
-        let control = Control {
-            prune: vec![self.make_prune(node, link, topic, true)],
-            ..Control::default()
-        };
-        self.inject(node, peer, control);
+        self.with_router(node, |router, cx| {
+            router.mesh_remove(node, topic, link);
+            router.add_backoff(node, topic, link, cx.now + cx.proto.prune_backoff_ns);
+            let control = Control {
+                prune: vec![router.make_prune(cx, link, topic, true)],
+                ..Control::default()
+            };
+            cx.out.send_control(link, control);
+        });
     }
 
     /// `node` grafts `peer` into its `topic` mesh now, as its heartbeat would.
     pub fn graft_now(&mut self, node: u32, peer: u32, topic: u16) {
         let link = self.link_between(node, peer);
-        self.mesh_add(node, topic, link);
+        let now = self.now();
+        self.router.mesh_add(node, topic, link, now);
         self.inject(
             node,
             peer,
@@ -78,22 +80,21 @@ impl Simulation {
     /// The behaviour penalty (P7 counter) `node` holds against `peer`; 0 without scoring.
     pub fn behaviour_penalty(&self, node: u32, peer: u32) -> f64 {
         let link = self.link_between(node, peer);
-        self.scores
+        self.router
+            .scores
             .as_ref()
             .map_or(0.0, |s| s.behaviour_penalty(link))
     }
 
     /// `peer`'s score as `node` sees it (0 without scoring).
     pub fn peer_score(&self, node: u32, peer: u32) -> f64 {
-        self.score(self.link_between(node, peer))
+        self.router.score(self.link_between(node, peer))
     }
 
     /// True if `node` holds a backoff entry for `peer` on `topic`.
     pub fn has_backoff_entry(&self, node: u32, peer: u32, topic: u16) -> bool {
         let link = self.link_between(node, peer);
-        self.nodes[node as usize]
-            .backoff
-            .contains_key(&(topic, link))
+        self.router.has_backoff(node, topic, link)
     }
 
     /// How much per-message state the simulation holds now.
@@ -102,24 +103,26 @@ impl Simulation {
             rpc_slots: self.rpcs.slots(),
             events: self.queue.len(),
             deliveries: self.out.deliveries.len(),
-            promises: self.promises.iter().map(|p| p.len()).sum(),
             ..LiveState::default()
         };
         for state in &self.nodes {
-            let (ids, served) = state.mcache.sizes();
             live.seen += state.seen.len();
+            live.validating += state.validating.len();
+        }
+        for state in &self.router.nodes {
+            let (ids, served) = state.mcache.sizes();
             live.mcache_ids += ids;
             live.mcache_served += served;
-            live.validating += state.validating.len();
             live.announced += state.announced.len();
             live.unwanted += state.unwanted.len();
+            live.promises += state.promises.len();
         }
         live
     }
 
     /// Heartbeats `node` has run.
     pub fn heartbeat_ticks(&self, node: u32) -> u64 {
-        self.nodes[node as usize].ticks
+        self.router.nodes[node as usize].ticks
     }
 
     /// Items and bytes `node` sent and received so far, per kind.

@@ -6,31 +6,42 @@
 //!
 //! Same config, edges and schedule: byte-identical output, on any machine.
 
+//!
+//! Layout: the network side (`sim`, `setup`, `receive`, `transport`, `network`,
+//! `links`, `queue`, `faults`, `dial`, `topics`) moves RPCs and runs each node's host
+//! side (`node`); the routers (`router/`) decide what a node sends, and act only
+//! through their outbox (`outbox`). Both read the kind table (`control`).
+
 pub mod aggregate;
 pub mod config;
 pub mod control;
+mod dial;
 pub mod error;
-mod exchange;
 mod faults;
-mod gossipsub;
 pub mod histogram;
+pub mod inputs;
 pub mod inspect;
-mod lazy;
 pub mod links;
-pub mod mcache;
 pub mod network;
+mod node;
+mod outbox;
 pub mod output;
 pub mod queue;
+mod receive;
 pub mod rng;
+mod router;
 pub mod rpc;
-pub mod score;
 mod seen;
+mod send;
+mod setup;
 pub mod sim;
-mod subscriptions;
+mod topics;
 pub mod transport;
 pub mod wire;
 
 pub use config::{Config, Time};
 pub use error::EngineError;
+pub use inputs::{EdgeProperties, Message, Schedule};
 pub use output::Output;
-pub use sim::{EdgeProperties, Message, Schedule, Simulation};
+pub use router::{mcache, score};
+pub use sim::Simulation;

@@ -25,7 +25,7 @@
 //! added on top of serialization rather than overlapped with it. Both are documented
 //! approximations.
 
-use crate::config::{LatencyModel, NetworkConfig, Placement, Time};
+use crate::config::{Config, Fault, LatencyModel, NetworkConfig, Placement, Time};
 use crate::rng::Rng;
 
 const NANOS_PER_SECOND: u128 = 1_000_000_000;
@@ -314,4 +314,48 @@ mod tests {
             assert!((10..=20).contains(&sample_latency(&model, &mut rng)));
         }
     }
+}
+
+/// A partition in effect during [start, end).
+#[derive(Clone, Debug)]
+pub struct Partition {
+    /// Group of each node.
+    group: Vec<u16>,
+    start: Time,
+    end: Time,
+}
+
+impl Partition {
+    /// True if the partition separates nodes `a` and `b` at `now`.
+    pub fn cuts(&self, a: usize, b: usize, now: Time) -> bool {
+        self.start <= now && now < self.end && self.group[a] != self.group[b]
+    }
+}
+
+/// Read the config's partitions.
+pub fn partitions(config: &Config) -> Vec<Partition> {
+    config
+        .faults
+        .iter()
+        .filter_map(|f| match f {
+            Fault::Partition {
+                groups,
+                start_ns,
+                end_ns,
+            } => {
+                let mut group = vec![0u16; config.nodes as usize];
+                for (g, members) in groups.iter().enumerate() {
+                    for &n in members {
+                        group[n as usize] = g as u16;
+                    }
+                }
+                Some(Partition {
+                    group,
+                    start: *start_ns,
+                    end: *end_ns,
+                })
+            }
+            Fault::Down { .. } => None,
+        })
+        .collect()
 }

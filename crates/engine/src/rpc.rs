@@ -68,10 +68,11 @@ impl Rpc {
             bytes[Kind::Payload as usize] += wire.publish_field(size_of(m.msg));
         }
         items[Kind::Payload as usize] = self.msgs.len() as u64;
+        let subopts = (self.subscribe.len() + self.unsubscribe.len()) as u64;
         let mut control_body = 0;
         for spec in &KINDS {
             if let Some(sizing) = spec.sizing {
-                let (n, b) = sizing(self, wire);
+                let (n, b) = sizing(&self.control, subopts, wire);
                 items[spec.kind as usize] = n;
                 bytes[spec.kind as usize] = b;
                 if spec.in_control {

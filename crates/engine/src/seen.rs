@@ -9,7 +9,36 @@
 
 use rustc_hash::FxHashMap;
 
-use crate::sim::Seen;
+use crate::config::Time;
+
+/// A node's entry in its seen cache.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Seen {
+    pub expire: Time,
+    /// Full mode: row in the deliveries table. Aggregate mode: COUNTED or UNCOUNTED.
+    /// Either mode: OWN for the node's own message.
+    pub row: u32,
+    pub hop: u16,
+    /// Heartbeat count when the message entered the message cache (NOT_CACHED: never).
+    pub cached_at: u32,
+    /// Aggregate mode: copies received after the first (full mode counts them in the
+    /// deliveries row). Fits in the entry's padding: the entry stays 24 bytes.
+    pub dups: u32,
+}
+
+pub(crate) const NOT_CACHED: u32 = u32::MAX;
+
+pub(crate) const OWN: u32 = u32::MAX;
+/// Aggregate mode: a first receipt counted in the node totals and histograms...
+pub(crate) const COUNTED: u32 = 0;
+/// ...or one left out (a warm-up message, a receiver down during the message's
+/// lifetime, or the message's own publisher after a restart).
+pub(crate) const UNCOUNTED: u32 = u32::MAX - 1;
+// A million messages stay in 100 nodes' seen caches for minutes: keep entries small.
+const _: () = assert!(std::mem::size_of::<Seen>() == 24);
+
+/// go-libp2p-pubsub's timecache sweeps expired entries once a minute.
+pub(crate) const SEEN_SWEEP_INTERVAL: Time = 60_000_000_000;
 
 #[derive(Default)]
 pub(crate) struct SeenCache {
@@ -82,8 +111,8 @@ impl SeenCache {
 
 #[cfg(test)]
 mod tests {
+    use super::NOT_CACHED;
     use super::*;
-    use crate::sim::NOT_CACHED;
 
     fn entry() -> Seen {
         Seen {

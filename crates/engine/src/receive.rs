@@ -1,0 +1,347 @@
+//! A node's input: RPCs arriving, copies validated by its CPU, first deliveries and
+//! duplicates, its seen cache, and the workload's publications. What to relay, and to
+//! whom, is its router's (`router/`).
+
+use smallvec::SmallVec;
+
+use crate::config::Misbehaviour;
+use crate::queue::Event;
+use crate::rpc::{Kind, MsgRef};
+use crate::seen::{Seen, COUNTED, NOT_CACHED, OWN, SEEN_SWEEP_INTERVAL, UNCOUNTED};
+use crate::sim::Simulation;
+
+impl Simulation {
+    #[inline]
+    pub(crate) fn receive(&mut self, link: u32, rpc_id: u32) {
+        let receiver = self.links.peer[link as usize];
+        let sender = self.links.owner[link as usize];
+        let back = self.links.reverse[link as usize];
+        if self.is_down(receiver) {
+            self.rpcs.free(rpc_id);
+            return;
+        }
+        // Copy out the small parts and take the control part, then recycle the RPC in
+        // place: moving whole RPCs in and out of the slab showed up in profiles.
+        let rpc = self.rpcs.get_mut(rpc_id);
+        let counters = &mut self.out.traffic[receiver as usize];
+        for (k, c) in counters.iter_mut().enumerate() {
+            c.msgs_recv += rpc.items[k];
+            c.bytes_recv += rpc.bytes[k];
+        }
+        self.router
+            .peers
+            .announced(back, &rpc.subscribe, &rpc.unsubscribe);
+        let msgs = rpc.msgs.clone();
+        let control = (!rpc.control.is_empty()).then(|| std::mem::take(&mut rpc.control));
+        self.rpcs.free(rpc_id);
+        // A graylisted peer's messages and control are ignored; its subscriptions count.
+        if self.router.graylisted(back) {
+            if !msgs.is_empty() || control.is_some() {
+                self.count_drop(receiver, sender, Kind::Payload, "graylisted");
+            }
+            return;
+        }
+        let mut msgs = msgs;
+        if self.invalid_senders || self.subscriptions_change {
+            self.set_aside_unusual(receiver, back, sender, &mut msgs);
+        }
+        if self.router.is_gossipsub() && !msgs.is_empty() {
+            self.with_router(receiver, |router, cx| router.preprocess(cx, back, &msgs));
+        }
+        for m in &msgs {
+            self.receive_payload(receiver, back, sender, *m);
+        }
+        if let Some(control) = control.filter(|_| self.router.is_gossipsub()) {
+            self.with_router(receiver, |router, cx| {
+                router.handle_announcements(cx, back, &control);
+            });
+            self.with_router(receiver, |router, cx| {
+                router.handle_control(cx, back, &control);
+            });
+        }
+    }
+
+    /// Take out of `msgs` what `receiver` does not process as usual: invalid messages an
+    /// adversary made up (validated, then rejected) and messages of topics it is not in
+    /// (ignored, as go does). Kept out of `receive`, whose common case it would slow.
+    #[cold]
+    #[inline(never)]
+    fn set_aside_unusual(
+        &mut self,
+        receiver: u32,
+        back: u32,
+        sender: u32,
+        msgs: &mut SmallVec<[MsgRef; 2]>,
+    ) {
+        let known = self.messages.len() as u32;
+        for m in msgs.iter().filter(|m| m.msg >= known) {
+            self.receive_invalid(receiver, back, sender, m.msg);
+        }
+        msgs.retain(|m| m.msg < known);
+        let subscribed = self.nodes[receiver as usize].subscribed;
+        let messages = &self.messages;
+        let before = msgs.len();
+        msgs.retain(|m| subscribed & (1u64 << messages[m.msg as usize].topic) != 0);
+        for _ in msgs.len()..before {
+            self.count_drop(receiver, sender, Kind::Payload, "not-subscribed");
+        }
+    }
+
+    fn receive_payload(&mut self, node: u32, back: u32, sender: u32, m: MsgRef) {
+        let now = self.now();
+        self.messages[m.msg as usize].receipts += 1;
+        self.sweep_seen(node);
+        let seen = self.seen_counting_duplicate(node, m.msg);
+        let state = &self.nodes[node as usize];
+        let duplicate = seen.is_some() || state.validating.contains_key(&m.msg);
+        if let Some(r) = &mut self.out.receipts {
+            r.msg.push(m.msg);
+            r.node.push(node);
+            r.from_node.push(sender);
+            r.t_ns.push(now as i64);
+            r.duplicate.push(duplicate);
+        }
+        let hop = m.hop.saturating_add(1);
+        if let Some(seen) = seen {
+            self.count_duplicate(seen);
+            self.score_duplicate(back, m.msg, seen);
+            return;
+        }
+        if !self.queue_for_validation(node, back, sender, m.msg, hop) {
+            self.accept(node, back, m.msg, hop);
+        }
+    }
+
+    /// Validation takes CPU time: put the copy of `msg` from `back` in `node`'s queue,
+    /// which its CPU works through in order; go drops a message outright when the queue
+    /// is full. Returns false when validating costs no time: the copy is validated now.
+    #[inline]
+    fn queue_for_validation(
+        &mut self,
+        node: u32,
+        back: u32,
+        sender: u32,
+        msg: u32,
+        hop: u16,
+    ) -> bool {
+        let cpu = self.cpu_per_message[node as usize];
+        if cpu == 0 {
+            return false;
+        }
+        let now = self.now();
+        let state = &mut self.nodes[node as usize];
+        // One copy is in service; `validate_queue` more may wait.
+        if state.cpu_pending > self.proto.validate_queue {
+            self.count_drop(node, sender, Kind::Payload, "validation-queue-full");
+            return true;
+        }
+        let done = now.max(state.cpu_free) + cpu;
+        state.cpu_free = done;
+        state.cpu_pending += 1;
+        state.validating.entry(msg).or_default().push(back);
+        let event = Event::Validated {
+            node,
+            msg,
+            link: back,
+            hop,
+        };
+        self.queue.push(done, node, event);
+        true
+    }
+
+    /// A message an adversary made up: validated like any other (its CPU cost and place
+    /// in the validation queue are the attack), then rejected.
+    fn receive_invalid(&mut self, node: u32, back: u32, sender: u32, msg: u32) {
+        if !self.queue_for_validation(node, back, sender, msg, 0) {
+            self.reject(node, back, msg);
+        }
+    }
+
+    /// An invalid message failed validation: the peer that sent it pays (P4, go's
+    /// `RejectMessage`), and it goes no further.
+    fn reject(&mut self, node: u32, back: u32, msg: u32) {
+        let topic = self.invalid_topic(msg);
+        if let Some(scores) = &mut self.router.scores {
+            scores.invalid_delivery(back, topic);
+        }
+        let sender = self.links.peer[back as usize];
+        self.count_drop(node, sender, Kind::Payload, "rejected-invalid");
+    }
+
+    /// A copy finished validation: the first one is delivered, later ones are duplicates.
+    pub(crate) fn validated(&mut self, node: u32, msg: u32, back: u32, hop: u16) {
+        let state = &mut self.nodes[node as usize];
+        // A node that went down (and maybe restarted) meanwhile lost this work.
+        let Some(copies) = state.validating.get_mut(&msg) else {
+            return;
+        };
+        let Some(i) = copies.iter().position(|&l| l == back) else {
+            return;
+        };
+        state.cpu_pending -= 1;
+        copies.remove(i);
+        if copies.is_empty() {
+            state.validating.remove(&msg);
+        }
+        if state.down {
+            return; // validated by a node that is down: nobody will ever see it
+        }
+        if msg >= self.messages.len() as u32 {
+            self.reject(node, back, msg);
+            return;
+        }
+        match self.seen_counting_duplicate(node, msg) {
+            Some(seen) => self.count_duplicate(seen),
+            None => self.accept(node, back, msg, hop),
+        }
+    }
+
+    /// A copy after the first counts for the sender's mesh deliveries (P3) if it came
+    /// within the delivery window of the first's validation.
+    fn score_duplicate(&mut self, back: u32, msg: u32, seen: Seen) {
+        let now = self.now();
+        let topic = self.messages[msg as usize].topic;
+        let validated = seen.expire - self.proto.seen_ttl_ns;
+        if let Some(scores) = &mut self.router.scores {
+            if seen.row != OWN && now <= validated + scores.window() {
+                scores.near_first_delivery(back, topic);
+            }
+        }
+    }
+
+    /// `node`'s seen entry for `msg`, if it has one; a copy arriving now is then a
+    /// duplicate, which aggregate mode counts in the entry (one lookup for both).
+    #[inline]
+    fn seen_counting_duplicate(&mut self, node: u32, msg: u32) -> Option<Seen> {
+        let aggregate = self.out.aggregates.is_some();
+        let seen = self.nodes[node as usize].seen.get_mut(&msg)?;
+        if aggregate && seen.row != OWN {
+            seen.dups += 1;
+        }
+        Some(*seen)
+    }
+
+    /// Full mode: count a duplicate in the first receipt's row.
+    fn count_duplicate(&mut self, seen: Seen) {
+        if seen.row != OWN && self.out.aggregates.is_none() {
+            self.out.deliveries.duplicates[seen.row as usize] += 1;
+        }
+    }
+
+    /// First valid copy of `msg` at `node`, received on its link `back`: deliver, mark
+    /// seen, relay.
+    fn accept(&mut self, node: u32, back: u32, msg: u32, hop: u16) {
+        let now = self.now();
+        let sender = self.links.peer[back as usize];
+        let row = match &mut self.out.aggregates {
+            None => self.out.deliveries.push(msg, node, now, sender, hop),
+            Some(aggregates) => {
+                if aggregates.first_receipt(msg, &self.messages[msg as usize], node, now, hop) {
+                    COUNTED
+                } else {
+                    UNCOUNTED
+                }
+            }
+        };
+        let expire = now + self.proto.seen_ttl_ns;
+        let seen = Seen {
+            expire,
+            row,
+            hop,
+            cached_at: NOT_CACHED,
+            dups: 0,
+        };
+        self.nodes[node as usize].seen.insert(msg, seen);
+        let topic = self.messages[msg as usize].topic;
+        let validating = self.nodes[node as usize].validating.get(&msg);
+        self.router.delivered(node, back, msg, topic, validating);
+        let delay = self.nodes[node as usize]
+            .misbehaviour
+            .as_ref()
+            .filter(|a| a.behaviour == Misbehaviour::DelayForwards)
+            .map(|a| a.delay_ns);
+        if let Some(delay) = delay {
+            self.queue.push(
+                now + delay,
+                node,
+                Event::DelayedForward {
+                    node,
+                    msg,
+                    link: back,
+                },
+            );
+            return;
+        }
+        self.forward(node, msg, back);
+    }
+
+    /// Drop expired seen entries, at most once a minute, as go's timecache does (so
+    /// the effective TTL is between seen_ttl and seen_ttl + 1 min).
+    fn sweep_seen(&mut self, node: u32) {
+        let now = self.now();
+        let state = &mut self.nodes[node as usize];
+        if now >= state.next_seen_sweep {
+            match &mut self.out.aggregates {
+                None => state.seen.retain(|_, s| s.expire > now),
+                // A forgotten message's duplicate count at this node is final.
+                Some(aggregates) => state.seen.retain(|_, s| {
+                    let keep = s.expire > now;
+                    if !keep && s.row == COUNTED {
+                        aggregates.duplicates_final(node, s.dups);
+                    }
+                    keep
+                }),
+            }
+            state.next_seen_sweep = now + SEEN_SWEEP_INTERVAL;
+        }
+    }
+
+    /// Aggregate mode: `node` forgets every message (a restart); their duplicate counts
+    /// are final.
+    pub(crate) fn forget_seen(&mut self, node: u32) {
+        let state = &mut self.nodes[node as usize];
+        if let Some(aggregates) = &mut self.out.aggregates {
+            for s in state.seen.values().filter(|s| s.row == COUNTED) {
+                aggregates.duplicates_final(node, s.dups);
+            }
+        }
+        state.seen.clear();
+    }
+
+    /// The workload publishes `msg` at its publisher.
+    pub(crate) fn publish(&mut self, msg: u32) {
+        let now = self.now();
+        let publisher = self.messages[msg as usize].publisher;
+        if self.is_down(publisher) {
+            return; // a node that is down publishes nothing: t_publish stays unset
+        }
+        self.messages[msg as usize].t_publish = Some(now);
+        if let Some(aggregates) = &mut self.out.aggregates {
+            let topic = self.messages[msg as usize].topic;
+            aggregates.published(msg, publisher, now, topic);
+        }
+        self.sweep_seen(publisher);
+        let expire = now + self.proto.seen_ttl_ns;
+        let seen = Seen {
+            expire,
+            row: OWN,
+            hop: 0,
+            cached_at: NOT_CACHED,
+            dups: 0,
+        };
+        self.nodes[publisher as usize].seen.insert(msg, seen);
+        self.with_router(publisher, |router, cx| {
+            // go (since v0.14.0) sends IDONTWANT for its own large messages too.
+            router.send_idontwant(cx, None, &[msg]);
+            router.forward(cx, msg, None);
+        });
+    }
+
+    /// Relay a validated message received on `from` (unless an adversary drops it).
+    pub(crate) fn forward(&mut self, node: u32, msg: u32, from: u32) {
+        if self.nodes[node as usize].misbehaves(Misbehaviour::DropForwards) {
+            return;
+        }
+        self.with_router(node, |router, cx| router.forward(cx, msg, Some(from)));
+    }
+}

@@ -1,0 +1,312 @@
+//! Gossipsub's message routing and control handling: where a message goes, and what a
+//! node does with the GRAFT, PRUNE, IHAVE and IWANT it receives. The heartbeat is in
+//! `heartbeat.rs`, peer exchange in `exchange.rs`, IDONTWANT and IANNOUNCE/INEED in
+//! `lazy.rs`.
+//!
+//! Version 1.0 follows the v1.0 spec instead of go: no backoff, no scoring, gossip to
+//! exactly D_lazy peers.
+
+use smallvec::SmallVec;
+
+use super::{Ctx, Route, Router};
+use crate::config::{Misbehaviour, Time, Version};
+use crate::control::Control;
+use crate::rpc::{MsgRef, Prune};
+
+const NANOS_PER_SECOND: Time = 1_000_000_000;
+
+impl Router {
+    /// Where a new or relayed message goes (go's `rpcs()` recipient choice), and how.
+    pub(super) fn gossipsub_recipients(
+        &mut self,
+        cx: &mut Ctx,
+        msg: u32,
+        topic: u16,
+        own: bool,
+    ) -> (SmallVec<[u32; 32]>, Route) {
+        let (node, links) = (cx.node, cx.links);
+        let state = &mut self.nodes[node as usize];
+        state.mcache.put(msg);
+        let ticks = state.ticks as u32;
+        if let Some(seen) = cx.host.seen.get_mut(&msg) {
+            seen.cached_at = ticks;
+        }
+        let publish = self.thresholds().publish;
+        if own && cx.proto.flood_publish {
+            let all = self
+                .topic_links(links, node, topic)
+                .filter(|&l| self.is_direct(l) || self.score(l) >= publish)
+                .collect();
+            return (all, Route::Flood);
+        }
+        // Direct peers in the topic get every message, besides the mesh or fanout.
+        let mut recipients: SmallVec<[u32; 32]> = SmallVec::new();
+        if !cx.proto.direct_peers.is_empty() {
+            recipients.extend(
+                self.topic_links(links, node, topic)
+                    .filter(|&l| self.is_direct(l)),
+            );
+        }
+        if cx.host.is_subscribed(topic) {
+            recipients.extend(
+                self.nodes[node as usize].mesh[topic as usize]
+                    .iter()
+                    .copied(),
+            );
+            return (recipients, Route::Mesh);
+        }
+        // Not in the topic: publish through fanout peers, chosen once and kept.
+        if self.nodes[node as usize].fanout[topic as usize].is_empty() {
+            let picked = self.pick_topic_peers(links, node, topic, cx.proto.D, |s, l| {
+                !s.is_direct(l) && s.score(l) >= publish
+            });
+            self.nodes[node as usize].fanout[topic as usize] = picked.into_iter().collect();
+        }
+        let state = &mut self.nodes[node as usize];
+        state.fanout_lastpub[topic as usize] = Some(cx.now);
+        recipients.extend(state.fanout[topic as usize].iter().copied());
+        (recipients, Route::Fanout)
+    }
+
+    /// go's `emitGossip`: IHAVE the cached ids of `topic` to max(D_lazy, factor x
+    /// candidates) random peers outside `exclude` (v1.0: exactly D_lazy).
+    pub(super) fn emit_gossip(
+        &mut self,
+        cx: &Ctx,
+        topic: u16,
+        exclude: &[u32],
+    ) -> Vec<(u32, Vec<u32>)> {
+        let (node, messages) = (cx.node, cx.messages);
+        let mut ids = self.nodes[node as usize]
+            .mcache
+            .gossip_ids(cx.proto.history_gossip, |m| {
+                messages[m as usize].topic == topic
+            });
+        if ids.is_empty() {
+            return Vec::new();
+        }
+        let gossip_threshold = self.thresholds().gossip;
+        let mut peers: Vec<u32> = self
+            .topic_links(cx.links, node, topic)
+            .filter(|&l| {
+                !exclude.contains(&l) && !self.is_direct(l) && self.score(l) >= gossip_threshold
+            })
+            .collect();
+        let max_len = cx.proto.max_ihave_length;
+        let rng = &mut self.nodes[node as usize].rng;
+        rng.shuffle(&mut ids);
+        let mut target = cx.proto.D_lazy;
+        if cx.at_least(Version::V1_1) {
+            target = target.max((cx.proto.gossip_factor * peers.len() as f64) as usize);
+        }
+        if target > peers.len() {
+            target = peers.len();
+        } else {
+            rng.shuffle(&mut peers);
+        }
+        peers.truncate(target);
+        peers
+            .into_iter()
+            .map(|link| {
+                if ids.len() > max_len {
+                    // Each peer gets its own random subset when the list is too long.
+                    rng.shuffle(&mut ids);
+                    (link, ids[..max_len].to_vec())
+                } else {
+                    (link, ids.clone())
+                }
+            })
+            .collect()
+    }
+
+    /// The first half of handling a received control part: what the peer on `link`
+    /// does not want and what it announces (INEEDs go out before the GRAFTs and PRUNEs
+    /// of the same RPC change the mesh).
+    pub fn handle_announcements(&mut self, cx: &mut Ctx, link: u32, control: &Control) {
+        self.handle_idontwant(cx, link, &control.idontwant);
+        self.handle_iannounce(cx, link, &control.iannounce);
+    }
+
+    /// The rest of a received control part, answered with one RPC holding IWANT
+    /// requests, served messages and PRUNEs.
+    pub fn handle_control(&mut self, cx: &mut Ctx, link: u32, control: &Control) {
+        let iwant = self.handle_ihave(cx, link, control);
+        let mut served = self.handle_iwant(cx, link, &control.iwant);
+        served.extend(self.handle_ineed(cx, &control.ineed));
+        let (refused, do_px) = self.handle_graft(cx, link, &control.graft);
+        self.handle_prune(cx, link, &control.prune);
+        if iwant.is_empty() && served.is_empty() && refused.is_empty() {
+            return;
+        }
+        let prune: Vec<Prune> = refused
+            .into_iter()
+            .map(|t| self.make_prune(cx, link, t, do_px))
+            .collect();
+        let reply = Control {
+            iwant,
+            prune,
+            ..Control::default()
+        };
+        cx.out.send(link, &served, reply);
+    }
+
+    /// IHAVE: ask (IWANT) for unseen ids of topics we are in, within go's limits, and
+    /// expect one of them (a promise) within the follow-up time.
+    fn handle_ihave(&mut self, cx: &mut Ctx, link: u32, control: &Control) -> Vec<u32> {
+        if control.ihave.is_empty() || self.score(link) < self.thresholds().gossip {
+            return Vec::new();
+        }
+        let v11 = cx.at_least(Version::V1_1);
+        let max_len = cx.proto.max_ihave_length;
+        let l = link as usize;
+        if v11 {
+            self.peers.peerhave[l] += 1;
+            if self.peers.peerhave[l] as usize > cx.proto.max_ihave_messages
+                || self.peers.iasked[l] as usize >= max_len
+            {
+                return Vec::new();
+            }
+        }
+        let host = &*cx.host;
+        let mut want: Vec<u32> = Vec::new();
+        for (topic, ids) in &control.ihave {
+            if !host.is_subscribed(*topic) {
+                continue;
+            }
+            for &id in ids.iter().take(max_len) {
+                if !host.seen.contains_key(&id) {
+                    want.push(id);
+                }
+            }
+        }
+        want.sort_unstable();
+        want.dedup();
+        if want.is_empty() {
+            return want;
+        }
+        let state = &mut self.nodes[cx.node as usize];
+        state.rng.shuffle(&mut want);
+        if v11 {
+            let room = max_len - self.peers.iasked[l] as usize;
+            want.truncate(room);
+            self.peers.iasked[l] += want.len() as u32;
+        }
+        if self.scores.is_some() && !want.is_empty() {
+            // go's gossip tracer tracks one random id of each IWANT.
+            let state = &mut self.nodes[cx.node as usize];
+            let promised = want[state.rng.below(want.len() as u64) as usize];
+            let expire = cx.now + cx.proto.iwant_followup_ns;
+            let waiting = state.promises.entry(promised).or_default();
+            if !waiting.iter().any(|&(l, _)| l == link) {
+                waiting.push((link, expire));
+            }
+        }
+        want
+    }
+
+    /// IWANT: serve cached messages, each at most gossip_retransmission times per peer.
+    fn handle_iwant(&mut self, cx: &mut Ctx, link: u32, ids: &[u32]) -> Vec<MsgRef> {
+        if ids.is_empty()
+            || self.score(link) < self.thresholds().gossip
+            || cx.host.misbehaves(Misbehaviour::IgnoreIwant)
+        {
+            return Vec::new();
+        }
+        let limit = cx.proto.gossip_retransmission;
+        let mut served = Vec::new();
+        for &msg in ids {
+            // IDONTWANT also cancels IWANT replies (go v0.13.0, #591).
+            if self.unwanted(cx, link, msg) {
+                continue;
+            }
+            let Some(hop) = self.in_mcache(cx, msg) else {
+                continue;
+            };
+            if self.nodes[cx.node as usize].mcache.serve(msg, link) <= limit {
+                served.push(MsgRef { msg, hop });
+            }
+        }
+        served
+    }
+
+    /// GRAFT: join the peer to our mesh, or answer PRUNE (go's `handleGraft`). Returns
+    /// the topics to answer with PRUNE, and whether those PRUNEs may offer peers: not
+    /// to a peer that broke a rule or named a topic we are not in.
+    fn handle_graft(&mut self, cx: &mut Ctx, link: u32, topics: &[u16]) -> (Vec<u16>, bool) {
+        let v11 = cx.at_least(Version::V1_1);
+        let (node, now) = (cx.node, cx.now);
+        let backoff = cx.proto.prune_backoff_ns;
+        let mut prune = Vec::new();
+        let mut do_px = true;
+        for &topic in topics {
+            // Unknown topic: ignored, without PRUNE (spam hardening in go).
+            if !cx.host.is_subscribed(topic) {
+                do_px = false;
+                continue;
+            }
+            let mesh = &self.nodes[node as usize].mesh[topic as usize];
+            if mesh.contains(&link) {
+                continue;
+            }
+            // A direct peer never joins the mesh (a non-reciprocal configuration in go).
+            if self.is_direct(link) {
+                prune.push(topic);
+                do_px = false;
+                continue;
+            }
+            if v11 {
+                let state = &self.nodes[node as usize];
+                if let Some(&expire) = state.backoff.get(&(topic, link)).filter(|&&e| now < e) {
+                    // A GRAFT during our backoff is a protocol violation; one within the
+                    // flood threshold of our PRUNE is penalized twice.
+                    if let Some(scores) = &mut self.scores {
+                        scores.add_penalty(link, 1.0);
+                        let flood_cutoff = (expire + scores.params().graft_flood_threshold_ns)
+                            .saturating_sub(backoff);
+                        if now < flood_cutoff {
+                            scores.add_penalty(link, 1.0);
+                        }
+                    }
+                    self.add_backoff(node, topic, link, now + backoff);
+                    prune.push(topic);
+                    do_px = false;
+                    continue;
+                }
+                let negative = self.score(link) < 0.0;
+                let full = state.mesh[topic as usize].len() >= cx.proto.D_hi
+                    && !cx.links.outbound[link as usize];
+                if negative || full {
+                    self.add_backoff(node, topic, link, now + backoff);
+                    prune.push(topic);
+                    do_px &= !negative;
+                    continue;
+                }
+            }
+            self.mesh_add(node, topic, link, now);
+        }
+        (prune, do_px)
+    }
+
+    /// PRUNE: leave the peer's mesh, respect its backoff, and dial the peers it offers
+    /// if its score (before this PRUNE) earns our trust.
+    fn handle_prune(&mut self, cx: &mut Ctx, link: u32, prunes: &[Prune]) {
+        let v11 = cx.at_least(Version::V1_1);
+        let pruner_score = self.score(link);
+        for prune in prunes {
+            let (topic, backoff_s) = (prune.topic, prune.backoff_s);
+            if !cx.host.is_subscribed(topic) {
+                continue;
+            }
+            self.mesh_remove(cx.node, topic, link);
+            if v11 {
+                let duration = if backoff_s > 0 {
+                    backoff_s * NANOS_PER_SECOND
+                } else {
+                    cx.proto.prune_backoff_ns
+                };
+                self.add_backoff(cx.node, topic, link, cx.now + duration);
+            }
+            self.accept_px(cx, pruner_score, &prune.px);
+        }
+    }
+}

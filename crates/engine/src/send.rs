@@ -1,0 +1,212 @@
+//! A node's output: RPCs into its outbound queues (or dropped when a queue is full),
+//! the uplink serving the queues in turn, departures onto the links, and GRAFT/PRUNE
+//! kept from dropped RPCs. The queues and the uplink are described in `transport.rs`.
+
+use crate::network::serialization_ns;
+use crate::output::DropKey;
+use crate::queue::Event;
+use crate::rpc::{Control, Kind, KIND_COUNT};
+use crate::sim::Simulation;
+use crate::transport::CHUNK;
+
+impl Simulation {
+    /// Hand RPC `rpc` to `sender`'s outbound queue for `link`: it is sized, counted and
+    /// sent when the uplink gets to it, or dropped if the queue is full.
+    pub(crate) fn send(&mut self, sender: u32, link: u32, rpc: u32) {
+        self.enqueue(sender, link, rpc, false);
+    }
+
+    /// Like `send`; `urgent` takes go's urgent lane, ahead of every waiting RPC
+    /// (IDONTWANT).
+    pub(crate) fn enqueue(&mut self, sender: u32, link: u32, rpc: u32, urgent: bool) {
+        if self.is_down(sender) {
+            let spare = self.rpcs.take(rpc);
+            self.rpcs.release(rpc, spare);
+            return;
+        }
+        self.attach_stashed_control(link, rpc);
+        let messages = &self.messages;
+        let r = self.rpcs.get_mut(rpc);
+        let invalid_size = self.invalid_size;
+        r.measure(&self.wire, |m| {
+            messages
+                .get(m as usize)
+                .map_or(u64::from(invalid_size), |info| u64::from(info.size))
+        });
+        if self.transport.waiting(link) >= self.proto.peer_outbound_queue {
+            self.drop_rpc(sender, link, rpc);
+            return;
+        }
+        let r = self.rpcs.get(rpc);
+        let counters = &mut self.out.traffic[sender as usize];
+        for (k, c) in counters.iter_mut().enumerate() {
+            c.msgs_sent += r.items[k];
+            c.bytes_sent += r.bytes[k];
+        }
+        if self.net.upload_bps(sender) == 0 {
+            self.depart(sender, link, rpc);
+            return;
+        }
+        let queue = &mut self.transport.links[link as usize];
+        if urgent {
+            let ahead = usize::from(queue.head_left > 0);
+            queue.rpcs.insert(ahead, rpc);
+        } else {
+            queue.rpcs.push_back(rpc);
+        }
+        if queue.rpcs.len() == 1 {
+            self.transport.uplinks[sender as usize].ring.push_back(link);
+        }
+        if self.transport.uplinks[sender as usize].current.is_none() {
+            self.serve_uplink(sender);
+        }
+    }
+
+    /// Start writing the next chunk, if any connection has data.
+    fn serve_uplink(&mut self, node: u32) {
+        let Some(&link) = self.transport.uplinks[node as usize].ring.front() else {
+            return;
+        };
+        let queue = &mut self.transport.links[link as usize];
+        if queue.head_left == 0 {
+            let head = *queue.rpcs.front().expect("a link in the ring has RPCs");
+            queue.head_left = self.rpcs.get(head).total_bytes().max(1);
+        }
+        let chunk = queue.head_left.min(CHUNK);
+        let done = self.now() + serialization_ns(chunk, self.net.upload_bps(node));
+        self.transport.uplinks[node as usize].current = Some((link, chunk));
+        self.queue.push(done, node, Event::UplinkDone { node });
+    }
+
+    /// The uplink finished a chunk: maybe an RPC leaves, then the next connection's turn.
+    pub(crate) fn uplink_done(&mut self, node: u32) {
+        let uplink = &mut self.transport.uplinks[node as usize];
+        let (link, chunk) = uplink.current.take().expect("a chunk was being written");
+        let ring_head = uplink.ring.pop_front();
+        debug_assert_eq!(ring_head, Some(link));
+        let queue = &mut self.transport.links[link as usize];
+        queue.head_left -= chunk;
+        if queue.head_left == 0 {
+            let rpc = queue.rpcs.pop_front().expect("head RPC");
+            self.depart(node, link, rpc);
+        }
+        if !self.transport.links[link as usize].rpcs.is_empty() {
+            self.transport.uplinks[node as usize].ring.push_back(link);
+        }
+        self.serve_uplink(node);
+    }
+
+    /// The RPC's last byte left the sender now: schedule its arrival (unless a fault
+    /// loses it).
+    fn depart(&mut self, sender: u32, link: u32, rpc: u32) {
+        if self.is_down(sender) || self.partitioned(link) {
+            let peer = self.links.peer[link as usize];
+            let reason = if self.is_down(sender) {
+                "sender-down"
+            } else {
+                "partition"
+            };
+            self.count_fault_drop(sender, peer, reason);
+            let spare = self.rpcs.take(rpc);
+            self.rpcs.release(rpc, spare);
+            return;
+        }
+        let bytes = self.rpcs.get(rpc).total_bytes();
+        let latency = self.links.latency[link as usize];
+        let arrival = self.net.propagate(self.now(), link, latency, bytes);
+        let receiver = self.links.peer[link as usize];
+        let event = if self.net.has_downlink_limit(receiver) {
+            Event::Arrive { link, rpc }
+        } else {
+            Event::Receive { link, rpc }
+        };
+        self.queue.push(arrival, sender, event);
+    }
+
+    /// The queue is full: lose the RPC, keep its GRAFTs and PRUNEs for later.
+    fn drop_rpc(&mut self, sender: u32, link: u32, rpc_id: u32) {
+        let rpc = self.rpcs.take(rpc_id);
+        let peer = self.links.peer[link as usize];
+        for kind in 0..KIND_COUNT {
+            if rpc.items[kind] > 0 {
+                let key = DropKey {
+                    node: sender,
+                    peer,
+                    kind: kind as u8,
+                    reason: "outbound-queue-full",
+                };
+                *self.out.drops.entry(key).or_insert(0) += rpc.items[kind];
+            }
+        }
+        if !rpc.control.graft.is_empty() || !rpc.control.prune.is_empty() {
+            let stash = self.transport.links[link as usize]
+                .stash
+                .get_or_insert_with(Box::default);
+            stash.graft.extend_from_slice(&rpc.control.graft);
+            stash.prune.extend_from_slice(&rpc.control.prune);
+        }
+        self.rpcs.release(rpc_id, rpc);
+    }
+
+    /// GRAFT/PRUNE kept from dropped RPCs on `link` that still hold (go's
+    /// `piggybackControl`: a GRAFT only if the peer is still in our mesh, a PRUNE only if
+    /// it is not), taken out of the stash.
+    fn take_stash(&mut self, link: u32) -> Option<Control> {
+        let stash = self.transport.links[link as usize].stash.take()?;
+        let owner = self.links.owner[link as usize];
+        let mesh = &self.router.nodes[owner as usize].mesh;
+        let mut valid = Control {
+            graft: stash
+                .graft
+                .into_iter()
+                .filter(|&t| mesh[t as usize].contains(&link))
+                .collect(),
+            prune: stash
+                .prune
+                .into_iter()
+                .filter(|p| !mesh[p.topic as usize].contains(&link))
+                .collect(),
+            ..Control::default()
+        };
+        valid.graft.dedup();
+        valid.prune.dedup();
+        (!valid.is_empty()).then_some(valid)
+    }
+
+    /// Piggyback still-valid stashed GRAFT/PRUNE on RPC `rpc` about to go on `link`.
+    fn attach_stashed_control(&mut self, link: u32, rpc: u32) {
+        if let Some(stash) = self.take_stash(link) {
+            let control = &mut self.rpcs.get_mut(rpc).control;
+            for topic in stash.graft {
+                if !control.graft.contains(&topic) {
+                    control.graft.push(topic);
+                }
+            }
+            for prune in stash.prune {
+                if !control.prune.iter().any(|p| p.topic == prune.topic) {
+                    control.prune.push(prune);
+                }
+            }
+        }
+    }
+
+    /// Heartbeat step 10: retry stashed GRAFT/PRUNE in RPCs of their own.
+    pub(crate) fn flush_stashed_control(&mut self, node: u32) {
+        for link in self.links.of(node) {
+            if let Some(stash) = self.take_stash(link) {
+                self.send_control(node, link, stash);
+            }
+        }
+    }
+
+    /// Payload items of kind `kind` to account as dropped somewhere else (validation).
+    pub(crate) fn count_drop(&mut self, node: u32, peer: u32, kind: Kind, reason: &'static str) {
+        let key = DropKey {
+            node,
+            peer,
+            kind: kind as u8,
+            reason,
+        };
+        *self.out.drops.entry(key).or_insert(0) += 1;
+    }
+}
