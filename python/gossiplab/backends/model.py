@@ -20,7 +20,7 @@ import polars as pl
 from gossiplab import _engine
 from gossiplab.analysis.liveness import message_lifetime_ns
 from gossiplab.analysis.tables import AGGREGATE_TABLES, POLARS_SCHEMAS, RunTables
-from gossiplab.backends.params import protocol_params
+from gossiplab.backends.params import graft_params, protocol_params, score_params
 from gossiplab.errors import Problem, ScenarioError
 from gossiplab.faults import engine_faults
 from gossiplab.geography import (
@@ -87,31 +87,10 @@ def _latency_model(s: Scenario) -> dict[str, Any]:
     return {"kind": "lognormal", "median_ns": latency.median, "sigma": latency.sigma}
 
 
-# Score fields that are durations: the engine takes them in ns under a *_ns name.
-_SCORE_DURATIONS = (
-    "time_in_mesh_quantum",
-    "mesh_message_deliveries_activation",
-    "mesh_message_deliveries_window",
-    "decay_interval",
-    "retain_score",
-)
-_SCORE_UNUSED = ("enabled",)
-
-
 def _score_config(s: Scenario) -> dict[str, Any] | None:
-    score = s.protocol.score
-    if not score.enabled:
-        return None
-    fields = score.model_dump()
-    config = {
-        (f"{name}_ns" if name in _SCORE_DURATIONS else name): value
-        for name, value in fields.items()
-        if name not in _SCORE_UNUSED
-    }
-    config["graft_flood_threshold_ns"] = s.protocol.graft_flood_threshold
-    config["opportunistic_graft_ticks"] = s.protocol.opportunistic_graft_ticks
-    config["opportunistic_graft_peers"] = s.protocol.opportunistic_graft_peers
-    return config
+    score = score_params(s.protocol.score)
+    # The engine reads the graft parameters from its score section.
+    return None if score is None else {**score, **graft_params(s.protocol)}
 
 
 def engine_config(s: Scenario, nodes: int, end_ns: int) -> dict[str, Any]:

@@ -1,14 +1,17 @@
-"""The gossipsub parameters every backend passes on, in backend units.
+"""The gossipsub parameters every backend passes on, in backend units: one translation from
+the scenario for the engine and the Go node alike.
 
-Both the engine's config and the testbed node's config take these under the same names,
-with durations in nanoseconds (a `_ns` suffix); each backend adds its own extras.
+Both configs take these under the same names, with durations in nanoseconds (a `_ns`
+suffix); each backend adds its own extras. The two configs differ only in where they
+expect `graft_params`: the engine in its score section, the Go node in its protocol
+section.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from gossiplab.scenario import ProtocolConfig
+from gossiplab.scenario import ProtocolConfig, ScoreConfig
 
 
 def protocol_params(p: ProtocolConfig) -> dict[str, Any]:
@@ -40,4 +43,38 @@ def protocol_params(p: ProtocolConfig) -> dict[str, Any]:
         "message_id": p.message_id,
         "peer_exchange": p.peer_exchange,
         "prune_peers": p.prune_peers,
+    }
+
+
+def graft_params(p: ProtocolConfig) -> dict[str, Any]:
+    """When a GRAFT after a PRUNE is penalised, and opportunistic grafting's cadence."""
+    return {
+        "graft_flood_threshold_ns": p.graft_flood_threshold,
+        "opportunistic_graft_ticks": p.opportunistic_graft_ticks,
+        "opportunistic_graft_peers": p.opportunistic_graft_peers,
+    }
+
+
+# Score fields that are durations: both backends take them in ns under a *_ns name.
+_SCORE_DURATIONS = (
+    "time_in_mesh_quantum",
+    "mesh_message_deliveries_activation",
+    "mesh_message_deliveries_window",
+    "decay_interval",
+    "retain_score",
+)
+
+
+def score_params(score: ScoreConfig) -> dict[str, Any] | None:
+    """The score function's parameters and thresholds, or None when scoring is off.
+
+    app_specific stays a list of {nodes, score}; each backend resolves the node ids.
+    """
+    if not score.enabled:
+        return None
+    values = score.model_dump()
+    del values["enabled"]
+    return {
+        (f"{name}_ns" if name in _SCORE_DURATIONS else name): value
+        for name, value in values.items()
     }

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from gossiplab.backends.params import protocol_params
+from gossiplab.backends.params import graft_params, protocol_params, score_params
 from gossiplab.backends.testbed.netns import node_ip
 from gossiplab.scenario import Scenario
 from gossiplab.topology import Topology
@@ -22,33 +22,14 @@ def listen_addr(s: Scenario, node: int) -> str:
 
 
 def protocol_config(s: Scenario) -> dict[str, Any]:
-    p = s.protocol
-    return {
-        **protocol_params(p),
-        "graft_flood_threshold_ns": p.graft_flood_threshold,
-        "opportunistic_graft_ticks": p.opportunistic_graft_ticks,
-        "opportunistic_graft_peers": p.opportunistic_graft_peers,
-        "peer_exchange": p.peer_exchange,
-        "prune_peers": p.prune_peers,
-    }
-
-
-_SCORE_DURATIONS = {
-    "time_in_mesh_quantum": "time_in_mesh_quantum_ns",
-    "mesh_message_deliveries_activation": "mesh_message_deliveries_activation_ns",
-    "mesh_message_deliveries_window": "mesh_message_deliveries_window_ns",
-    "decay_interval": "decay_interval_ns",
-    "retain_score": "retain_score_ns",
-}
+    # The Go node reads the graft parameters from its protocol section.
+    return {**protocol_params(s.protocol), **graft_params(s.protocol)}
 
 
 def score_config(s: Scenario) -> dict[str, Any] | None:
-    score = s.protocol.score
-    if not score.enabled or s.testbed.router != "gossipsub":
+    if s.testbed.router != "gossipsub":
         return None
-    values = score.model_dump()  # app_specific: [{nodes, score}], resolved to peer ids in Go
-    values.pop("enabled")
-    return {_SCORE_DURATIONS.get(key, key): value for key, value in values.items()}
+    return score_params(s.protocol.score)
 
 
 def node_configs(
