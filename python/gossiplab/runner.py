@@ -31,6 +31,7 @@ from gossiplab.topology import Topology, build_topology
 from gossiplab.workload import Schedule, build_schedule, end_time_ns
 
 if TYPE_CHECKING:
+    from gossiplab.backends.simnet import SimnetRun
     from gossiplab.backends.testbed import TestbedRun
 
 RESULTS_ROOT = Path("results")
@@ -70,7 +71,7 @@ def _run_backend(
     schedule: Schedule,
     end_ns: int,
     progress: ProgressCallback | None,
-) -> ModelRun | TestbedRun:
+) -> ModelRun | TestbedRun | SimnetRun:
     """Produce the event tables with the scenario's backend."""
     if s.backend == "model":
         return run_model(s, topology, schedule, end_ns, progress)
@@ -80,6 +81,10 @@ def _run_backend(
         from gossiplab.backends.testbed import run_testbed
 
         return run_testbed(s, topology, schedule, end_ns, progress)
+    if s.backend == "simnet":
+        from gossiplab.backends.simnet import run_simnet
+
+        return run_simnet(s, topology, schedule, end_ns, progress)
     raise ScenarioError(
         [Problem("backend", f"'{s.backend}' is not available yet", 'use backend = "model"')]
     )
@@ -158,9 +163,9 @@ def run(
         "versions": _versions(model.engine_version),
         "finished_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
     }
-    testbed_info = getattr(model, "run_info", None)
-    if testbed_info is not None:  # the testbed's own record: stack, readiness, delay error...
-        run_info["testbed"] = testbed_info
+    backend_info = getattr(model, "run_info", None)
+    if backend_info is not None:  # a real backend's own record, under its name
+        run_info[s.backend] = backend_info
         run_info["versions"].update(getattr(model, "versions", {}))
     target = Path(out_dir) if out_dir is not None else default_out_dir(s)
     written = write_results(target, model.tables, scenario_to_toml(s), run_info, overwrite=force)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from gossiplab.cli.common import guarded, out
+from gossiplab.cli.common import err, guarded, out
+from gossiplab.errors import GossiplabError
 
 
 def clean(
@@ -41,12 +43,22 @@ def crosscheck(
         typer.Option("-o", "--out", help="Folder (default results/<name>-crosscheck-<time>)."),
     ] = None,
     force: Annotated[bool, typer.Option(help="Replace an existing folder.")] = False,
+    against: Annotated[
+        str,
+        typer.Option(
+            help="The real backend: testbed (tens of nodes, needs root) or simnet (at scale)."
+        ),
+    ] = "testbed",
 ) -> None:
-    """Run a scenario on the model and on the testbed and compare them side by side."""
-    from gossiplab.backends.testbed.crosscheck import run_crosscheck
+    """Run a scenario on the model and on a real backend and compare them side by side."""
+    from gossiplab.backends.testbed.crosscheck import PARTNERS, run_crosscheck
+    from gossiplab.progress import simulated_time_bar
 
     def action() -> None:
-        result = run_crosscheck(scenario, out_dir, force=force)
+        if against not in PARTNERS:
+            raise GossiplabError(f"--against {against}: use one of {', '.join(PARTNERS)}")
+        bar = functools.partial(simulated_time_bar, console=err)
+        result = run_crosscheck(scenario, out_dir, force=force, against=against, bar=bar)
         out.print(result.markdown, markup=False, highlight=False)
         out.print(f"results: {result.out_dir}")
         out.print(f"report:  {result.report}")

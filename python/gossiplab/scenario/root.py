@@ -34,7 +34,7 @@ class Scenario(Section):
     name: str = Field(default="scenario", pattern=_NAME_PATTERN)
     description: str = ""
     seed: int = Field(default=1, ge=0, le=MAX_SEED)
-    backend: Literal["model", "testbed"] = "model"
+    backend: Literal["model", "testbed", "simnet"] = "model"
     topology: TopologyConfig = BarabasiAlbertTopology()
     network: NetworkConfig = NetworkConfig()
     protocol: ProtocolConfig = Field(default_factory=lambda: ProtocolConfig.model_validate({}))

@@ -51,7 +51,8 @@ def sources_hash(module: Path, tests: bool = False) -> str:
     files = sorted(
         p
         for p in module.rglob("*")
-        if (p.name in ("go.mod", "go.sum") or p.suffix == ".go") and "bin" not in p.relative_to(module).parts
+        if (p.name in ("go.mod", "go.sum") or p.suffix == ".go")
+        and "bin" not in p.relative_to(module).parts
     )
     for path in files:
         if path.name.endswith("_test.go") and not tests:

@@ -1,19 +1,24 @@
-"""`gossiplab crosscheck FILE`: one scenario on both backends, compared side by side.
+"""`gossiplab crosscheck FILE`: one scenario on the model and a real backend, side by side.
 
-The scenario runs once on the model and once on the testbed (real go-libp2p-pubsub
-nodes), each into its own results folder; then one table lists the headline metrics of
-both with the relative difference (testbed - model) / model, and one page overlays their
-CDFs (dissemination time, per-receipt latency) and last-delivery-hop distributions.
+The scenario runs once on the model and once on its partner, real go-libp2p-pubsub nodes:
+the testbed (the default, for small scenarios) or simnet (``--against simnet``, at the
+model's scale), each into its own results folder; then one table lists the headline
+metrics of both with the relative difference (partner - model) / model, and one page
+overlays their CDFs (dissemination time, per-receipt latency) and last-delivery-hop
+distributions.
 """
 
 from __future__ import annotations
 
 import base64
+import contextlib
 import datetime as dt
 import html
 import json
 import math
 import shutil
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,13 +30,18 @@ from matplotlib.figure import Figure
 
 from gossiplab.analysis.metrics import measure
 from gossiplab.analysis.results import load_results
+from gossiplab.backends.model import ProgressCallback
 from gossiplab.backends.model import unsupported_features as model_unsupported
+from gossiplab.backends.simnet.support import unsupported_features as simnet_unsupported
 from gossiplab.backends.testbed.support import unsupported_features as testbed_unsupported
 from gossiplab.errors import GossiplabError, Problem, ScenarioError
 from gossiplab.runner import RESULTS_ROOT, run
 from gossiplab.scenario import Scenario, load_scenario, parse_scenario
 
-BACKENDS = ("model", "testbed")
+# The real backends the model is checked against: what each refuses, and its name in prose.
+PARTNERS = {"testbed": testbed_unsupported, "simnet": simnet_unsupported}
+CALLED = {"model": "the model", "testbed": "the testbed", "simnet": "simnet"}
+DEFAULT_PARTNER = "testbed"
 TABLE_MD = "crosscheck.md"
 TABLE_JSON = "crosscheck.json"
 REPORT_HTML = "crosscheck.html"
@@ -42,16 +52,16 @@ FIGURE = "crosscheck-cdfs.png"
 class Row:
     metric: str
     model: float | None
-    testbed: float | None
+    partner: float | None  # the real backend's value
     unit: str = ""
 
     @property
     def relative(self) -> float | None:
-        if self.model is None or self.testbed is None:
+        if self.model is None or self.partner is None:
             return None
         if self.model == 0:
-            return 0.0 if self.testbed == 0 else None
-        return (self.testbed - self.model) / abs(self.model)
+            return 0.0 if self.partner == 0 else None
+        return (self.partner - self.model) / abs(self.model)
 
 
 @dataclass(frozen=True)
@@ -67,11 +77,12 @@ def variant(s: Scenario, backend: str) -> Scenario:
     return parse_scenario({**data, "backend": backend}, s.base_dir)
 
 
-def check_both(s: Scenario) -> None:
+def check_both(s: Scenario, partner: str = DEFAULT_PARTNER) -> None:
     """Refuse a scenario either backend cannot run, naming the fields, before running any."""
     problems: list[Problem] = []
-    for backend, found in (("model", model_unsupported(s)), ("testbed", testbed_unsupported(s))):
-        problems += [Problem(p.path, f"{p.message} (on the {backend})", p.hint) for p in found]
+    for backend, found in (("model", model_unsupported(s)), (partner, PARTNERS[partner](s))):
+        on = CALLED[backend]
+        problems += [Problem(p.path, f"{p.message} (on {on})", p.hint) for p in found]
     if problems:
         raise ScenarioError(problems)
 
@@ -91,9 +102,9 @@ def _ldh_shares(summary: dict[str, Any]) -> dict[int, float]:
     return {int(k): v / total for k, v in histogram.items()} if total else {}
 
 
-def table_rows(model: dict[str, Any], testbed: dict[str, Any]) -> list[Row]:
+def table_rows(model: dict[str, Any], partner: dict[str, Any]) -> list[Row]:
     def row(metric: str, *path: str, unit: str = "") -> Row:
-        return Row(metric, _get(model, *path), _get(testbed, *path), unit)
+        return Row(metric, _get(model, *path), _get(partner, *path), unit)
 
     rows = [
         row("delivery ratio", "delivery", "ratio"),
@@ -106,11 +117,11 @@ def table_rows(model: dict[str, Any], testbed: dict[str, Any]) -> list[Row]:
         row("last delivery hop mean", "last_delivery_hop", "mean"),
         row("max hop mean", "max_hop", "mean"),
     ]
-    model_ldh, testbed_ldh = _ldh_shares(model), _ldh_shares(testbed)
-    for hop in sorted(set(model_ldh) | set(testbed_ldh)):
+    model_ldh, partner_ldh = _ldh_shares(model), _ldh_shares(partner)
+    for hop in sorted(set(model_ldh) | set(partner_ldh)):
         rows.append(
             Row(f"LDH = {hop} (share of messages)", model_ldh.get(hop, 0.0),
-                testbed_ldh.get(hop, 0.0))
+                partner_ldh.get(hop, 0.0))
         )  # fmt: skip
     rows += [
         row("duplicates per node per message", "duplicates", "per_node_per_message", "mean"),
@@ -138,17 +149,17 @@ def _rel(value: float | None) -> str:
     return "-" if value is None else f"{value:+.1%}"
 
 
-def markdown(rows: list[Row], command: str) -> str:
+def markdown(rows: list[Row], command: str, partner: str = DEFAULT_PARTNER) -> str:
     lines = [
         f"`{command}`",
         "",
-        "| metric | model | testbed | testbed vs model |",
+        f"| metric | model | {partner} | {partner} vs model |",
         "|---|---:|---:|---:|",
     ]
     for r in rows:
         name = f"{r.metric} ({r.unit})" if r.unit else r.metric
         lines.append(
-            f"| {name} | {_fmt(r.model, r.unit)} | {_fmt(r.testbed, r.unit)} | {_rel(r.relative)} |"
+            f"| {name} | {_fmt(r.model, r.unit)} | {_fmt(r.partner, r.unit)} | {_rel(r.relative)} |"
         )
     return "\n".join(lines) + "\n"
 
@@ -197,24 +208,46 @@ def draw(folders: dict[str, Path], path: Path) -> Path:
     return path
 
 
-def _page(rows: list[Row], command: str, figure: Path, runs: dict[str, dict[str, Any]]) -> str:
-    image = base64.b64encode(figure.read_bytes()).decode("ascii")
-    body = "".join(
-        f"<tr><td>{html.escape(r.metric)}{' (' + r.unit + ')' if r.unit else ''}</td>"
-        f"<td>{_fmt(r.model, r.unit)}</td><td>{_fmt(r.testbed, r.unit)}</td>"
-        f"<td>{_rel(r.relative)}</td></tr>"
-        for r in rows
-    )
-    testbed = runs["testbed"].get("testbed", {})
+def _testbed_facts(testbed: dict[str, Any]) -> list[tuple[str, str]]:
     delay = testbed.get("delay_stage") or {}
-    facts = [
+    return [
         ("testbed stack", json.dumps(testbed.get("stack", {}))),
         ("readiness", json.dumps(testbed.get("readiness", {}))),
         ("delay stage lateness (ms)", json.dumps(delay.get("lateness_ms", {}))),
         ("node CPU", json.dumps(testbed.get("nodes", {}))),
-        ("warnings", "; ".join(testbed.get("warnings", [])) or "none"),
-        ("notes", "; ".join(testbed.get("notes", [])) or "none"),
     ]
+
+
+def _simnet_facts(simnet: dict[str, Any]) -> list[tuple[str, str]]:
+    return [
+        ("wall time (s)", _fmt(simnet.get("wall_s"))),
+        ("virtual time (s)", _fmt((simnet.get("virtual_ns") or 0) / 1e9)),
+        ("virtual s per wall s", _fmt(simnet.get("speed_virtual_per_wall"))),
+        ("peak memory (GiB)", _fmt((simnet.get("peak_rss_bytes") or 0) / 2**30)),
+        ("connected after (virtual ms)", _fmt((simnet.get("connected_virtual_ns") or 0) / 1e6)),
+    ]
+
+
+def _page(
+    rows: list[Row], command: str, figure: Path, runs: dict[str, dict[str, Any]], partner: str
+) -> str:
+    image = base64.b64encode(figure.read_bytes()).decode("ascii")
+    body = "".join(
+        f"<tr><td>{html.escape(r.metric)}{' (' + r.unit + ')' if r.unit else ''}</td>"
+        f"<td>{_fmt(r.model, r.unit)}</td><td>{_fmt(r.partner, r.unit)}</td>"
+        f"<td>{_rel(r.relative)}</td></tr>"
+        for r in rows
+    )
+    info = runs[partner].get(partner, {})
+    facts = _simnet_facts(info) if partner == "simnet" else _testbed_facts(info)
+    facts += [
+        ("warnings", "; ".join(info.get("warnings", [])) or "none"),
+        ("notes", "; ".join(info.get("notes", [])) or "none"),
+    ]
+    runs_on = {
+        "testbed": "the testbed runs the real nodes in network namespaces, in real time",
+        "simnet": "simnet runs the real nodes over simulated links, in virtual time",
+    }[partner]
     fact_rows = "".join(
         f"<tr><th>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>" for k, v in facts
     )
@@ -222,23 +255,30 @@ def _page(rows: list[Row], command: str, figure: Path, runs: dict[str, dict[str,
 <style>body{{font-family:sans-serif;margin:2em;max-width:1200px}}
 table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;padding:4px 8px;text-align:right}}
 td:first-child,th{{text-align:left}}</style></head><body>
-<h1>crosscheck: model vs testbed</h1><p><code>{html.escape(command)}</code></p>
-<p>Relative difference = (testbed - model) / model. The model is go-libp2p-pubsub's
-behaviour in a discrete-event simulation; the testbed runs the real nodes.</p>
-<table><tr><th>metric</th><th>model</th><th>testbed</th><th>testbed vs model</th></tr>
+<h1>crosscheck: model vs {partner}</h1><p><code>{html.escape(command)}</code></p>
+<p>Relative difference = ({partner} - model) / model. The model is go-libp2p-pubsub's
+behaviour in a discrete-event simulation; {runs_on}.</p>
+<table><tr><th>metric</th><th>model</th><th>{partner}</th><th>{partner} vs model</th></tr>
 {body}</table>
 <h2>Distributions</h2><img alt="overlaid CDFs" src="data:image/png;base64,{image}" width="100%">
-<h2>The testbed run</h2><table>{fact_rows}</table>
+<h2>The {partner} run</h2><table>{fact_rows}</table>
 <p>Each backend's full report: <a href="model/report.html">model</a>,
-<a href="testbed/report.html">testbed</a>.</p></body></html>
+<a href="{partner}/report.html">{partner}</a>.</p></body></html>
 """
 
 
 def run_crosscheck(
-    scenario: str | Path, out_dir: str | Path | None = None, *, force: bool = False
+    scenario: str | Path,
+    out_dir: str | Path | None = None,
+    *,
+    force: bool = False,
+    against: str = DEFAULT_PARTNER,
+    bar: Callable[[str], AbstractContextManager[ProgressCallback]] | None = None,
 ) -> CrosscheckResult:
+    """Run ``scenario`` on the model and on ``against``; ``bar(backend)``, if given, is a
+    progress bar for each run (the CLI's)."""
     s = load_scenario(scenario)
-    check_both(s)
+    check_both(s, against)
     if out_dir is None:
         stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M%S")
         out_dir = RESULTS_ROOT / f"{s.name}-crosscheck-{stamp}"
@@ -250,13 +290,15 @@ def run_crosscheck(
             )
         shutil.rmtree(out)
     out.mkdir(parents=True)
+    backends = ("model", against)
     summaries = {}
-    for backend in BACKENDS:
-        result = run(variant(s, backend), out / backend)
-        summaries[backend] = result.summary
-    rows = table_rows(summaries["model"], summaries["testbed"])
-    command = f"gossiplab crosscheck {scenario}"
-    text = markdown(rows, command)
+    for backend in backends:
+        with bar(backend) if bar is not None else contextlib.nullcontext() as progress:
+            summaries[backend] = run(variant(s, backend), out / backend, progress=progress).summary
+    rows = table_rows(summaries["model"], summaries[against])
+    option = "" if against == DEFAULT_PARTNER else f" --against {against}"
+    command = f"gossiplab crosscheck{option} {scenario}"
+    text = markdown(rows, command, against)
     (out / TABLE_MD).write_text(text, encoding="utf-8")
     (out / TABLE_JSON).write_text(
         json.dumps(
@@ -265,7 +307,7 @@ def run_crosscheck(
                     "metric": r.metric,
                     "unit": r.unit,
                     "model": r.model,
-                    "testbed": r.testbed,
+                    against: r.partner,
                     "relative": r.relative,
                 }
                 for r in rows
@@ -274,7 +316,8 @@ def run_crosscheck(
         ),
         encoding="utf-8",
     )
-    figure = draw({b: out / b for b in BACKENDS}, out / FIGURE)
-    runs = {b: summaries[b]["run"] for b in BACKENDS}
-    (out / REPORT_HTML).write_text(_page(rows, command, figure, runs), encoding="utf-8")
+    figure = draw({b: out / b for b in backends}, out / FIGURE)
+    runs = {b: summaries[b]["run"] for b in backends}
+    page = _page(rows, command, figure, runs, against)
+    (out / REPORT_HTML).write_text(page, encoding="utf-8")
     return CrosscheckResult(out, rows, text, out / REPORT_HTML)
