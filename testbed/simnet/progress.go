@@ -3,6 +3,7 @@ package simnet
 import (
 	"encoding/json"
 	"io"
+	"math"
 	"sync"
 	"time"
 )
@@ -47,6 +48,7 @@ func (r *runner) reportProgress() {
 			last = now
 			r.progress.emit(map[string]any{
 				"event": "progress", "virtual_ns": time.Since(r.start).Nanoseconds(), "end_ns": r.cfg.EndNs,
+				"wall_s": math.Round(now*10) / 10,
 			})
 		}
 	}
