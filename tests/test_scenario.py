@@ -712,9 +712,9 @@ def test_random_top_level_tables_raise_only_scenario_errors(data: dict[str, Any]
 
 
 def test_reference_documents_every_field() -> None:
-    # docs/scenario.md, and the README's protocol parameter table it points to.
+    # docs/scenario.md, and the protocol parameter table in docs/protocol.md it points to.
     reference = (REPO / "docs" / "scenario.md").read_text(encoding="utf-8")
-    reference += (REPO / "README.md").read_text(encoding="utf-8")
+    reference += (REPO / "docs" / "protocol.md").read_text(encoding="utf-8")
     resolved = parse_scenario(RICH_SCENARIO, HERE).model_dump(mode="json")
     other_forms = {"degree", "p", "k", "file", "mean", "std", "median", "sigma", "at"}
     fault_fields = {key for fault in RICH_SCENARIO["faults"] for key in fault}
@@ -723,7 +723,7 @@ def test_reference_documents_every_field() -> None:
     # A field is documented when it is named in code, as a [section], or in an example.
     forms = ("`{}`", "[{}]", ".{}]", "{} = ")
     missing = sorted(n for n in names if not any(f.format(n) in reference for f in forms))
-    assert not missing, f"docs/scenario.md and README.md do not mention {missing}"
+    assert not missing, f"docs/scenario.md and docs/protocol.md do not mention {missing}"
 
 
 def test_reference_example_is_valid() -> None:
