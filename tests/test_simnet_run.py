@@ -120,7 +120,7 @@ def test_progress_follows_virtual_time_to_the_end(tmp_path: Path) -> None:
     runner = tmp_path / "gossiplab-simnet"
     lines = [
         '{"event":"phase","name":"run"}',
-        '{"event":"progress","virtual_ns":400,"end_ns":1000}',
+        '{"event":"progress","virtual_ns":400,"end_ns":1000,"events":7}',
         "not json, ignored",
         '{"event":"done"}',
         "PASS",
@@ -129,11 +129,12 @@ def test_progress_follows_virtual_time_to_the_end(tmp_path: Path) -> None:
     runner.chmod(runner.stat().st_mode | stat.S_IEXEC)
     out = tmp_path / "out"
     out.mkdir()
-    seen: list[tuple[int, int]] = []
+    seen: list[tuple[int, int, int]] = []
     followed = run_runner(
-        runner, tmp_path / "RUN.json", out, 1000, lambda t, e, _: seen.append((t, e))
+        runner, tmp_path / "RUN.json", out, 1000, lambda *update: seen.append(update)
     )
-    assert seen == [(400, 1000), (1000, 1000)]
+    # The bar reaches the end on "done", keeping the last count of trace events.
+    assert seen == [(400, 1000, 7), (1000, 1000, 7)]
     assert followed.phases == ["run"] and followed.done
 
 

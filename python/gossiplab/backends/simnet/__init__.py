@@ -14,12 +14,12 @@ import json
 import shutil
 import tempfile
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from gossiplab.analysis.tables import RunTables
+from gossiplab.backends.model import ProgressCallback
 from gossiplab.backends.simnet.binary import ensure_runner
 from gossiplab.backends.simnet.errors import SimnetError
 from gossiplab.backends.simnet.process import run_runner
@@ -31,7 +31,6 @@ from gossiplab.scenario import Scenario
 from gossiplab.topology import Topology
 from gossiplab.workload import Schedule
 
-ProgressCallback = Callable[[int, int, int], None]
 RUN_FILE = "RUN.json"
 OUT_DIR = "out"
 RECORD_FILE = "simnet.json"  # the runner's own record of the run

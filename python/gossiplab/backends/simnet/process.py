@@ -10,14 +10,13 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gossiplab.backends.model import ProgressCallback
 from gossiplab.backends.simnet.errors import SimnetError
 
-ProgressCallback = Callable[[int, int, int], None]
 TEST_NAME = "^TestSimnet$"
 STDERR_FILE = "stderr.log"
 TAIL_LINES = 20  # of stderr and stray stdout, shown when the runner fails
@@ -25,10 +24,12 @@ TAIL_LINES = 20  # of stderr and stray stdout, shown when the runner fails
 
 @dataclass
 class Followed:
-    """What the runner said on stdout: its phases in order, and anything not an event."""
+    """What the runner said on stdout: its phases in order, its warnings, the trace events
+    it last counted, and anything not an event."""
 
     phases: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    events: int = 0
     done: bool = False
     other: list[str] = field(default_factory=list)
 
@@ -83,13 +84,15 @@ def _follow(line: str, followed: Followed, end_ns: int, progress: ProgressCallba
         # Seen while the run goes on, not only in summary.json (run.simnet.warnings).
         sys.stderr.write(f"warning (simnet): {followed.warnings[-1]}\n")
         sys.stderr.flush()
-    elif kind == "progress" and progress is not None:
-        total = int(event.get("end_ns", end_ns))
-        progress(min(int(event.get("virtual_ns", 0)), total), total, int(event.get("events", 0)))
+    elif kind == "progress":
+        followed.events = int(event.get("events", followed.events))
+        if progress is not None:
+            total = int(event.get("end_ns", end_ns))
+            progress(min(int(event.get("virtual_ns", 0)), total), total, followed.events)
     elif kind == "done":
         followed.done = True
         if progress is not None:
-            progress(end_ns, end_ns, int(event.get("events", 0)))
+            progress(end_ns, end_ns, int(event.get("events", followed.events)))
 
 
 def _event(line: str) -> dict[str, Any] | None:
