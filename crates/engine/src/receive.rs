@@ -4,7 +4,7 @@
 
 use smallvec::SmallVec;
 
-use crate::config::Misbehaviour;
+use crate::config::{Misbehaviour, Version};
 use crate::queue::Event;
 use crate::rpc::{Kind, MsgRef};
 use crate::seen::{Seen, COUNTED, NOT_CACHED, OWN, SEEN_SWEEP_INTERVAL, UNCOUNTED};
@@ -31,7 +31,7 @@ impl Simulation {
         self.router
             .peers
             .announced(back, &rpc.subscribe, &rpc.unsubscribe);
-        let msgs = rpc.msgs.clone();
+        let msgs = SmallVec::<[MsgRef; 2]>::from_slice(&rpc.msgs);
         let control = (!rpc.control.is_empty()).then(|| std::mem::take(&mut rpc.control));
         self.rpcs.free(rpc_id);
         // A graylisted peer's messages and control are ignored; its subscriptions count.
@@ -45,7 +45,8 @@ impl Simulation {
         if self.invalid_senders || self.subscriptions_change {
             self.set_aside_unusual(receiver, back, sender, &mut msgs);
         }
-        if self.router.is_gossipsub() && !msgs.is_empty() {
+        // Before v1.2 there is nothing to tell the mesh (and 2.0 includes 1.2).
+        if self.router.is_gossipsub() && self.proto.version >= Version::V1_2 && !msgs.is_empty() {
             self.with_router(receiver, |router, cx| router.preprocess(cx, back, &msgs));
         }
         for m in &msgs {

@@ -2,7 +2,7 @@
 //! nodes, each with a host side (`node.rs`) and a router (`router/`).
 //!
 //! The loop pops events and hands each to the part it concerns: arrivals to the node's
-//! input (`receive.rs`), uplink turns to the transport (`transport.rs`), timers and
+//! input (`receive.rs`), uplink turns to its output (`send.rs`), timers and
 //! control to the router. A router acts through its outbox; `with_router` lends it
 //! the world for one call and then carries out what it wrote, in order.
 

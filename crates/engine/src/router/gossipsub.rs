@@ -48,11 +48,7 @@ impl Router {
             );
         }
         if cx.host.is_subscribed(topic) {
-            recipients.extend(
-                self.nodes[node as usize].mesh[topic as usize]
-                    .iter()
-                    .copied(),
-            );
+            recipients.extend_from_slice(&self.nodes[node as usize].mesh[topic as usize]);
             return (recipients, Route::Mesh);
         }
         // Not in the topic: publish through fanout peers, chosen once and kept.
@@ -64,7 +60,7 @@ impl Router {
         }
         let state = &mut self.nodes[node as usize];
         state.fanout_lastpub[topic as usize] = Some(cx.now);
-        recipients.extend(state.fanout[topic as usize].iter().copied());
+        recipients.extend_from_slice(&state.fanout[topic as usize]);
         (recipients, Route::Fanout)
     }
 
