@@ -178,3 +178,48 @@ def test_crosscheck_names_what_simnet_refuses_before_running(tmp_path: Path) -> 
     assert result.exit_code == 2
     assert "protocol.version" in result.output and "(on simnet)" in result.output
     assert not (out / "model").exists()
+
+
+FAULTS = """
+name = "simnet-faults"
+seed = 4
+backend = "simnet"
+[topology]
+kind = "random-regular"
+nodes = 10
+degree = 4
+[network]
+latency = "10ms"
+[workload]
+messages = 10
+rate = "10/s"
+publishers = [0]
+warmup = "3s"
+cooldown = "3s"
+[[faults]]
+kind = "crash"
+nodes = [7]
+at = "2s"
+[[faults]]
+kind = "leave"
+nodes = [5]
+at = "2s"
+"""
+
+
+@NEEDS_GO
+def test_a_crashed_node_and_one_out_of_the_topic_receive_nothing_and_are_left_out(
+    tmp_path: Path,
+) -> None:
+    scenario = tmp_path / "faults.toml"
+    scenario.write_text(FAULTS)
+    result = run(scenario, tmp_path / "out")
+    deliveries = pl.read_parquet(result.out_dir / "deliveries.parquet")
+    # Node 7 is down and node 5 out of the topic before the first message (3 s): the
+    # other 7 non-publishers get all 10 messages, they get none.
+    assert sorted(deliveries["node"].unique().to_list()) == [1, 2, 3, 4, 6, 8, 9]
+    assert deliveries.group_by("node").len()["len"].to_list() == [10] * 7
+    assert result.summary["run"]["down"] == [[7, 2_000 * MS, None]]
+    assert result.summary["run"]["unsubscribed"] == [[5, 0, 2_000 * MS, None]]
+    assert result.summary["delivery"]["expected_first_receipts"] == 10 * 7
+    assert result.summary["delivery"]["ratio"] == 1.0
