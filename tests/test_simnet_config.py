@@ -11,9 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
 from gossiplab.backends.simnet.runconfig import run_config
 from gossiplab.backends.simnet.support import unsupported_features
+from gossiplab.cli.main import app
 from gossiplab.errors import ScenarioError
 from gossiplab.geography import nodes_table
 from gossiplab.runner import run
@@ -203,6 +205,14 @@ def test_a_refused_scenario_fails_before_anything_runs(
         run(s, tmp_path / "out")
     assert "protocol.version" in str(refused.value) and "v2.0" in str(refused.value)
     assert not (tmp_path / "out").exists()
+
+
+def test_validate_names_what_simnet_refuses(tmp_path: Path) -> None:
+    scenario_file = tmp_path / "v2.toml"
+    scenario_file.write_text('backend = "simnet"\n[protocol]\nversion = "2.0"\n')
+    result = CliRunner().invoke(app, ["validate", str(scenario_file)])
+    assert result.exit_code == 2
+    assert "protocol.version" in result.output and "IANNOUNCE" in result.output
 
 
 def test_a_default_scenario_is_accepted(tmp_path: Path) -> None:

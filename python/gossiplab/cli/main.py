@@ -105,6 +105,7 @@ def validate(
 ) -> None:
     """Check a scenario; print it fully resolved, or every problem with its field."""
     from gossiplab.backends import model as model_backend
+    from gossiplab.backends.simnet import support as simnet_support
     from gossiplab.backends.testbed import support
     from gossiplab.scenario import load_scenario, scenario_to_toml
     from gossiplab.topology import build_topology
@@ -112,8 +113,8 @@ def validate(
     def action() -> None:
         s = load_scenario(scenario)
         build_topology(s)
-        backend = support if s.backend == "testbed" else model_backend
-        backend.check_supported(s)
+        checks = {"testbed": support.check_supported, "simnet": simnet_support.check_supported}
+        checks.get(s.backend, model_backend.check_supported)(s)
         out.print(scenario_to_toml(s), end="", highlight=False, markup=False)
 
     guarded(action)
