@@ -81,10 +81,15 @@ def _fault_problems(s: Scenario) -> list[Problem]:
 
 
 def _other_problems(s: Scenario) -> list[Problem]:
+    problems = []
     if s.output.mode != "full":
         message = f"'{s.output.mode}' is not supported: simnet writes one row per receipt"
-        return [Problem("output.mode", message, f'use "full", {MODEL}')]
-    return []
+        problems.append(Problem("output.mode", message, f'use "full", {MODEL}'))
+    if s.testbed.profile:
+        message = "per-node CPU profiles are a testbed feature: simnet's hosts share one process"
+        hint = 'set profile = false, or use backend = "testbed"'
+        problems.append(Problem("testbed.profile", message, hint))
+    return problems
 
 
 def notes(s: Scenario) -> list[str]:
