@@ -97,6 +97,8 @@ def test_the_results_folder_has_the_model_tables_and_says_how_it_ran(quick_run: 
     assert simnet["connections"]["edges_connected"] == 20 * 6 // 2
     assert run_info["versions"]["github.com/libp2p/go-libp2p-pubsub"] == "v0.17.0"
     assert run_info["versions"]["go"].startswith("go")
+    page = (quick_run / "report.html").read_text()
+    assert "The simnet run" in page and "peak memory" in page
 
 
 def test_a_failing_runner_is_reported_in_its_own_words(tmp_path: Path) -> None:

@@ -93,7 +93,7 @@ def _sections(summary: Mapping[str, Any], plots: list[Plot], scenario: str) -> l
         if title == DROPS and summary["drops"]["by_kind"]:
             blocks.append(_drops_table(summary))
         sections.append(Section(title, blocks))
-    sections += _testbed_sections(summary)
+    sections += _testbed_sections(summary) + _simnet_sections(summary)
     sections.append(
         Section(
             "Traffic by kind",
@@ -153,6 +153,27 @@ def _testbed_sections(summary: Mapping[str, Any]) -> list[Section]:
             )
         )
     return sections
+
+
+def _simnet_sections(summary: Mapping[str, Any]) -> list[Section]:
+    """Simnet runs: virtual against wall time, memory, and what ran differently."""
+    simnet = summary.get("run", {}).get("simnet")
+    if not isinstance(simnet, Mapping):
+        return []
+    text = (
+        "Real go-libp2p-pubsub hosts in one process, in virtual time: times include the "
+        "links, QUIC and its queues, not CPU; runs agree statistically, not row by row."
+    )
+    rows = [
+        ["virtual time", f"{(simnet.get('virtual_ns') or 0) / 1e9:,.1f} s"],
+        ["wall time of the runner", f"{simnet.get('wall_s') or 0:,.1f} s"],
+        ["virtual seconds per wall second", f"{simnet.get('speed_virtual_per_wall') or 0:,.2f}"],
+        ["peak memory", f"{(simnet.get('peak_rss_bytes') or 0) / 2**30:,.2f} GiB"],
+        ["all connections up after", f"{(simnet.get('connected_virtual_ns') or 0) / 1e6:,.0f} ms"],
+    ]
+    rows += [["warning", str(w)] for w in simnet.get("warnings") or []]
+    rows += [["note", str(n)] for n in simnet.get("notes") or []]
+    return [Section("The simnet run", [Text(text), Table(["", ""], rows)])]
 
 
 def _description(scenario: str) -> str:
