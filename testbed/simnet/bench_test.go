@@ -129,6 +129,7 @@ func benchRun(nodes, k, m int) *RunConfig {
 func TestBench(t *testing.T) {
 	nodes, k, m := benchParams(t)
 	cfg := benchRun(nodes, k, m)
+	cfg.Link = os.Getenv("GOSSIPLAB_SIMNET_LINK")
 	out := os.Getenv("GOSSIPLAB_SIMNET_BENCH_OUT")
 	if out == "" {
 		out = t.TempDir()

@@ -17,6 +17,9 @@ type RunConfig struct {
 	Network       NetworkConfig        `json:"network"`
 	DialStaggerNs int64                `json:"dial_stagger_ns"`
 	Faults        []Fault              `json:"faults"`
+	// Link is the packet network: "lean" (gossiplab's, the default) or "simnet"
+	// (github.com/marcopolo/simnet's links and router).
+	Link string `json:"link"`
 }
 
 // NetworkConfig is every node's access link and the latency between nodes.
@@ -69,6 +72,9 @@ func ReadRunConfig(path string) (*RunConfig, error) {
 
 func (c *RunConfig) check() error {
 	n := len(c.Nodes)
+	if c.Link != "" && c.Link != "lean" && c.Link != "simnet" {
+		return fmt.Errorf("link %q is not lean or simnet", c.Link)
+	}
 	if n == 0 {
 		return fmt.Errorf("nodes is empty")
 	}

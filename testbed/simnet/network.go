@@ -34,6 +34,8 @@ type simNetwork struct {
 	start   time.Time
 	parts   []partition
 	lossRNG []*lockedRand
+	// lean is gossiplab's own packet network; nil runs simnet's links and router.
+	lean *leanNet
 }
 
 // partition blocks every packet between nodes of different groups in [from, until).
@@ -78,8 +80,28 @@ func newNetwork(c *RunConfig, start time.Time) *simNetwork {
 		}
 		n.parts = append(n.parts, p)
 	}
-	n.sim = &msim.Simnet{LatencyFunc: n.latency}
+	if c.Link == "simnet" {
+		n.sim = &msim.Simnet{LatencyFunc: n.latency}
+	} else {
+		n.lean = newLeanNet(n, len(c.Nodes))
+	}
 	return n
+}
+
+func (n *simNetwork) run() {
+	if n.lean != nil {
+		n.lean.start()
+	} else {
+		n.sim.Start()
+	}
+}
+
+func (n *simNetwork) stop() {
+	if n.lean != nil {
+		n.lean.close()
+	} else {
+		n.sim.Close()
+	}
 }
 
 // nodeOf is the node an address belongs to, -1 if none.
@@ -187,6 +209,9 @@ func (n *simNetwork) quicOn(i int) libp2p.Option {
 			return fixedSource{ip}, nil
 		}),
 		quicreuse.OverrideListenUDP(func(_ string, addr *net.UDPAddr) (net.PacketConn, error) {
+			if n.lean != nil {
+				return n.lean.endpoint(i, addr), nil
+			}
 			return &filteredConn{SimConn: n.sim.NewEndpoint(addr, link), node: i, net: n}, nil
 		}),
 	}

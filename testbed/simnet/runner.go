@@ -62,8 +62,8 @@ func Run(cfg *RunConfig, out string, progress *progress, wall func() float64) (*
 	defer cancel()
 	r := &runner{cfg: cfg, out: out, start: time.Now(), ctx: ctx, progress: progress, wall: wall}
 	r.net = newNetwork(cfg, r.start)
-	r.net.sim.Start()
-	defer r.net.sim.Close()
+	r.net.run()
+	defer r.net.stop()
 	stats := &Stats{}
 	progress.phase("hosts")
 	err := r.startNodes()
