@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io"
 	"math"
+	"runtime/metrics"
 	"sync"
 	"time"
 )
@@ -48,8 +49,19 @@ func (r *runner) reportProgress() {
 			last = now
 			r.progress.emit(map[string]any{
 				"event": "progress", "virtual_ns": time.Since(r.start).Nanoseconds(), "end_ns": r.cfg.EndNs,
-				"wall_s": math.Round(now*10) / 10,
+				"wall_s": math.Round(now*10) / 10, "memory_bytes": goMemory(),
 			})
 		}
 	}
+}
+
+// goMemory is the memory the Go runtime holds from the OS, less what it has returned:
+// close to the resident size, and readable on every platform.
+func goMemory() uint64 {
+	samples := []metrics.Sample{
+		{Name: "/memory/classes/total:bytes"},
+		{Name: "/memory/classes/heap/released:bytes"},
+	}
+	metrics.Read(samples)
+	return samples[0].Value.Uint64() - samples[1].Value.Uint64()
 }
