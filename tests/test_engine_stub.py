@@ -113,3 +113,33 @@ def test_a_truncated_column_is_an_input_error_naming_it(tmp_path: Path) -> None:
     with pytest.raises(_engine.InputError) as caught:
         _engine.Engine(json.dumps(config), *arrays)
     assert caught.value.field == "t_intended"
+
+
+def test_the_model_backend_reports_a_refusal_at_the_field(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Python's own checks come first, so hand the engine a config they would not make.
+    from gossiplab.backends import model
+    from gossiplab.errors import ScenarioError
+    from gossiplab.topology import build_topology
+    from gossiplab.workload import build_schedule
+
+    s = parse_scenario(
+        {"topology": {"kind": "ring", "nodes": 4}, "workload": {"messages": 1}},
+        base_dir=tmp_path,
+    )
+    good = model.engine_config
+
+    def bad_loss(*args: Any) -> dict[str, Any]:
+        config = good(*args)
+        config["network"]["loss"] = 1.5
+        return config
+
+    monkeypatch.setattr(model, "engine_config", bad_loss)
+    topology = build_topology(s)
+    schedule = build_schedule(s, topology.nodes)
+    with pytest.raises(ScenarioError) as caught:
+        model.start_engine(s, topology, schedule, 3_000_000_000)
+    [problem] = caught.value.problems
+    assert problem.path == "network.loss"
+    assert "must be in [0, 1), got 1.5" in problem.message

@@ -166,8 +166,9 @@ def start_engine(s: Scenario, topology: Topology, schedule: Schedule, end_ns: in
             _le(schedule.topic, "u2"),
             _le(schedule.batch, "u4"),
         )
-    except ValueError as err:  # the engine's own invariants; Python checks come first
-        raise ScenarioError([Problem("", f"the engine refused the scenario: {err}")]) from err
+    except _engine.EngineError as err:  # the engine's own invariants; Python checks come first
+        refusal = Problem(err.field, f"the engine refused the scenario: {err.reason}")
+        raise ScenarioError([refusal]) from err
 
 
 def run_model(
