@@ -1,7 +1,6 @@
 package simnet
 
 import (
-	"container/heap"
 	"net"
 	"os"
 	"sync"
@@ -37,31 +36,58 @@ type leanPacket struct {
 }
 
 // event is a packet reaching `to`'s downlink (deliver false) or leaving it into the
-// node's socket (deliver true) at `at`.
+// node's socket (deliver true) at `at` (Unix ns, virtual).
 type event struct {
-	at      time.Time
+	at      int64
 	seq     uint64 // FIFO among equal times
 	p       *leanPacket
 	deliver bool
 }
 
+func (e *event) before(o *event) bool {
+	return e.at < o.at || (e.at == o.at && e.seq < o.seq)
+}
+
+// eventHeap is a binary min-heap of events, typed to spare container/heap's interface
+// calls and boxing: with every packet in flight in it, it is the scheduler's hot path.
 type eventHeap []event
 
-func (h eventHeap) Len() int { return len(h) }
-func (h eventHeap) Less(i, j int) bool {
-	if !h[i].at.Equal(h[j].at) {
-		return h[i].at.Before(h[j].at)
+func (h *eventHeap) push(e event) {
+	*h = append(*h, e)
+	q := *h
+	for i := len(q) - 1; i > 0; {
+		parent := (i - 1) / 2
+		if !q[i].before(&q[parent]) {
+			break
+		}
+		q[i], q[parent] = q[parent], q[i]
+		i = parent
 	}
-	return h[i].seq < h[j].seq
 }
-func (h eventHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *eventHeap) Push(x any)   { *h = append(*h, x.(event)) }
-func (h *eventHeap) Pop() any {
-	old := *h
-	e := old[len(old)-1]
-	old[len(old)-1] = event{}
-	*h = old[:len(old)-1]
-	return e
+
+func (h *eventHeap) pop() event {
+	q := *h
+	top := q[0]
+	last := len(q) - 1
+	q[0] = q[last]
+	q[last] = event{}
+	q = q[:last]
+	for i := 0; ; {
+		least, left := i, 2*i+1
+		if left < len(q) && q[left].before(&q[least]) {
+			least = left
+		}
+		if right := left + 1; right < len(q) && q[right].before(&q[least]) {
+			least = right
+		}
+		if least == i {
+			break
+		}
+		q[i], q[least] = q[least], q[i]
+		i = least
+	}
+	*h = q
+	return top
 }
 
 func newLeanNet(n *simNetwork, nodes int) *leanNet {
@@ -73,26 +99,24 @@ func newLeanNet(n *simNetwork, nodes int) *leanNet {
 	return l
 }
 
-// link is one direction of a node's access link: when it is next free.
+// link is one direction of a node's access link: its rate and when it is next free
+// (Unix ns, virtual).
 type link struct {
 	rate int64 // bit/s, 0 unlimited
-	free time.Time
+	free int64
 }
 
 // admit queues a packet of `size` bytes arriving at `now`: the time it has been
 // serialized, or false if the buffer is full.
-func (k *link) admit(now time.Time, size int) (time.Time, bool) {
+func (k *link) admit(now int64, size int) (int64, bool) {
 	if k.rate <= 0 {
 		return now, true
 	}
-	start := now
-	if k.free.After(now) {
-		if k.free.Sub(now) > leanQueue {
-			return time.Time{}, false
-		}
-		start = k.free
+	start := max(now, k.free)
+	if start-now > int64(leanQueue) {
+		return 0, false
 	}
-	k.free = start.Add(time.Duration(int64(size) * 8 * int64(time.Second) / k.rate))
+	k.free = start + int64(size)*8*int64(time.Second)/k.rate
 	return k.free, true
 }
 
@@ -110,7 +134,7 @@ func (l *leanNet) endpoint(i int, addr *net.UDPAddr) *leanConn {
 func (l *leanNet) push(e event) {
 	l.seq++
 	e.seq = l.seq
-	heap.Push(&l.events, e)
+	l.events.push(e)
 	if l.events[0].seq == e.seq {
 		select {
 		case l.wake <- struct{}{}:
@@ -127,14 +151,14 @@ func (l *leanNet) send(c *leanConn, b []byte, to net.Addr, now time.Time) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	left, ok := c.up.admit(now, len(b))
+	left, ok := c.up.admit(now.UnixNano(), len(b))
 	if !ok {
 		return
 	}
 	p := l.pool.Get().(*leanPacket)
 	p.buf = append(p.buf[:0], b...)
 	p.from, p.to = c.addr, dst
-	l.push(event{at: left.Add(time.Duration(pairLatency(&l.net.cfg.Latency, c.node, dst))), p: p})
+	l.push(event{at: left + pairLatency(&l.net.cfg.Latency, c.node, dst), p: p})
 }
 
 func (l *leanNet) start() { go l.run() }
@@ -145,14 +169,14 @@ func (l *leanNet) run() {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
-		now := time.Now()
+		now := time.Now().UnixNano()
 		l.mu.Lock()
-		for len(l.events) > 0 && !l.events[0].at.After(now) {
-			l.step(heap.Pop(&l.events).(event), now)
+		for len(l.events) > 0 && l.events[0].at <= now {
+			l.step(l.events.pop(), now)
 		}
 		next := time.Duration(-1)
 		if len(l.events) > 0 {
-			next = l.events[0].at.Sub(now)
+			next = time.Duration(l.events[0].at - now)
 		}
 		l.mu.Unlock()
 		if next >= 0 {
@@ -170,7 +194,7 @@ func (l *leanNet) run() {
 }
 
 // step is one event: a packet enters its receiver's downlink, or leaves it.
-func (l *leanNet) step(e event, now time.Time) {
+func (l *leanNet) step(e event, now int64) {
 	c := l.ends[e.p.to]
 	if e.deliver {
 		c.enqueue(e.p)
@@ -181,7 +205,7 @@ func (l *leanNet) step(e event, now time.Time) {
 		l.pool.Put(e.p)
 		return
 	}
-	if !left.After(now) {
+	if left <= now {
 		c.enqueue(e.p)
 		return
 	}
