@@ -13,6 +13,7 @@
 //! `WithPeerScore`.
 
 mod exchange;
+mod floodsub;
 mod gossipsub;
 mod heartbeat;
 mod lazy;
@@ -270,10 +271,7 @@ impl Router {
         };
         let hop = cx.host.seen.get(&msg).map_or(0, |s| s.hop);
         let (recipients, route) = match self.kind {
-            Kind::Floodsub => (
-                self.topic_links(cx.links, cx.node, topic).collect(),
-                Route::Flood,
-            ),
+            Kind::Floodsub => self.floodsub_recipients(cx, topic),
             Kind::Gossipsub => self.gossipsub_recipients(cx, msg, topic, own),
         };
         for link in recipients {
