@@ -8,7 +8,9 @@ use crate::control::{Control, Kind};
 use crate::queue::Event;
 use crate::rpc::{MsgRef, RpcSlab};
 
-/// One thing a router asked for, on behalf of its node.
+/// One thing a router asked for, on behalf of its node. Small and `Copy`, so carrying
+/// out a list of them costs little on the hot path (a relay is one `Send` per peer).
+#[derive(Clone, Copy)]
 pub(crate) enum Action {
     /// Hand RPC `rpc` (in the slab) to the outbound queue of `link`; `urgent` puts it
     /// ahead of waiting RPCs (go's urgent lane, for IDONTWANT).
@@ -21,14 +23,17 @@ pub(crate) enum Action {
         kind: Kind,
         reason: &'static str,
     },
-    /// Peer exchange: dial these peers (they queue for the node's connectors).
-    Dial { peers: Vec<u32> },
+    /// Peer exchange: dial the outbox's `dials[start..end]` (they queue for the node's
+    /// connectors).
+    Dial { start: u32, end: u32 },
 }
 
 /// A router's pen: RPCs are built in the slab, the rest is listed.
 pub(crate) struct Outbox<'a> {
     pub(crate) rpcs: &'a mut RpcSlab,
     pub(crate) actions: &'a mut Vec<Action>,
+    /// Peers to dial, referred to by `Action::Dial`.
+    pub(crate) dials: &'a mut Vec<u32>,
 }
 
 impl Outbox<'_> {
@@ -81,7 +86,10 @@ impl Outbox<'_> {
         self.actions.push(Action::Drop { peer, kind, reason });
     }
 
-    pub fn dial(&mut self, peers: Vec<u32>) {
-        self.actions.push(Action::Dial { peers });
+    pub fn dial(&mut self, peers: &[u32]) {
+        let start = self.dials.len() as u32;
+        self.dials.extend_from_slice(peers);
+        let end = self.dials.len() as u32;
+        self.actions.push(Action::Dial { start, end });
     }
 }

@@ -71,6 +71,7 @@ impl Simulation {
             messages: messages(schedule),
             rpcs: RpcSlab::default(),
             actions: Vec::new(),
+            dials: Vec::new(),
             out: output(config, schedule),
             cpu_per_message: config.network.cpu_per_message_ns.clone(),
             subscriptions_change: !config.subscription_changes.is_empty(),

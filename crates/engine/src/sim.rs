@@ -37,6 +37,8 @@ pub struct Simulation {
     pub(crate) rpcs: RpcSlab,
     /// What the router being called asked for; carried out when it returns.
     pub(crate) actions: Vec<Action>,
+    /// Peers the router being called asked to dial.
+    pub(crate) dials: Vec<u32>,
     pub(crate) wire: WireSizes,
     pub(crate) out: Output,
     pub(crate) cpu_per_message: Vec<Time>,
@@ -206,6 +208,7 @@ impl Simulation {
             out: Outbox {
                 rpcs: &mut self.rpcs,
                 actions: &mut self.actions,
+                dials: &mut self.dials,
             },
         };
         let result = act(&mut self.router, &mut cx);
@@ -217,16 +220,22 @@ impl Simulation {
 
     /// Carry out what `node`'s router wrote to its outbox.
     fn carry_out(&mut self, node: u32) {
-        let mut actions = std::mem::take(&mut self.actions);
-        for action in actions.drain(..) {
-            match action {
+        // Carrying out an action never calls a router, so nothing is added meanwhile.
+        let count = self.actions.len();
+        for i in 0..count {
+            match self.actions[i] {
                 Action::Send { link, rpc, urgent } => self.enqueue(node, link, rpc, urgent),
                 Action::Timer { at, event } => self.queue.push(at, node, event),
                 Action::Drop { peer, kind, reason } => self.count_drop(node, peer, kind, reason),
-                Action::Dial { peers } => self.queue_dials(node, &peers),
+                Action::Dial { start, end } => {
+                    let peers = self.dials[start as usize..end as usize].to_vec();
+                    self.queue_dials(node, &peers);
+                }
             }
         }
-        self.actions = actions;
+        debug_assert_eq!(self.actions.len(), count);
+        self.actions.clear();
+        self.dials.clear();
     }
 
     /// A heartbeat: the router's bookkeeping, an adversary's spam, the mesh

@@ -54,6 +54,6 @@ impl Router {
             self.nodes[cx.node as usize].rng.shuffle(&mut offered);
             offered.truncate(cx.proto.prune_peers);
         }
-        cx.out.dial(offered);
+        cx.out.dial(&offered);
     }
 }
