@@ -5,12 +5,11 @@
 //! Python or plots; the `gossiplab-python` crate exposes it to the Python package.
 //!
 //! Same config, edges and schedule: byte-identical output, on any machine.
-
 //!
-//! Layout: the network side (`sim`, `setup`, `receive`, `transport`, `network`,
-//! `links`, `queue`, `faults`, `dial`, `topics`) moves RPCs and runs each node's host
-//! side (`node`); the routers (`router/`) decide what a node sends, and act only
-//! through their outbox (`outbox`). Both read the kind table (`control`).
+//! Layout: the network side (`sim`, `setup`, `receive`, `send`, `transport`,
+//! `network`, `links`, `queue`, `faults`, `dial`, `topics`) moves RPCs and runs each
+//! node's host side (`node`, `seen`); the routers (`router/`) decide what a node sends
+//! and act only through their outbox (`outbox`). Both read the kind table (`control`).
 
 pub mod aggregate;
 pub mod config;
