@@ -9,6 +9,7 @@ from typing import Any, get_args
 import pytest
 
 from gossiplab.errors import ScenarioError
+from gossiplab.geography import exact_counts
 from gossiplab.network_presets import CLASS_PRESETS, REGION_PRESETS
 from gossiplab.scenario import (
     ClassPreset,
@@ -66,6 +67,34 @@ def test_a_region_preset_table_overrides_what_it_names() -> None:
     assert regions.latency == network(regions="ethereum").regions.latency
 
 
+def test_pubsub_shadow_regions_are_the_v2_studys_weights() -> None:
+    # ppopth/pubsub-shadow network_graph.py: Location weights, ethshadow's latency matrix.
+    study = {
+        "australia": 290,
+        "europe": 5599,
+        "east_asia": 1059,
+        "west_asia": 161,
+        "na_east": 2894,
+        "na_west": 1240,
+        "south_africa": 47,
+        "south_america": 36,
+    }
+    regions = network(regions="pubsub-shadow").regions
+    assert regions.latency == network(regions="ethereum").regions.latency
+    weights = dict(zip(regions.names, regions.weights, strict=True))
+    assert weights == pytest.approx({name: n / 11_326 for name, n in study.items()}, abs=1e-6)
+    counts = exact_counts(regions.weights, 11_326)
+    assert dict(zip(regions.names, counts, strict=True)) == study
+
+
+def test_region_weights_may_miss_1_by_rounding_and_count_in_proportion() -> None:
+    table = {"names": ["a", "b"], "latency": [["1ms", "2ms"], ["2ms", "1ms"]]}
+    regions = network(regions={**table, "weights": [0.5, 0.500001]}).regions
+    assert exact_counts(regions.weights, 10) == [5, 5]
+    with pytest.raises(ScenarioError, match=r"network\.regions\.weights: must add up to 1"):
+        network(regions={**table, "weights": [0.5, 0.51]})
+
+
 def test_class_presets_fill_fields_and_written_fields_win() -> None:
     classes = network(
         upload="1Gbit",
@@ -95,7 +124,7 @@ def test_repository_scenarios_round_trip(name: str) -> None:
 
 def test_ethereum_blobs_scenario_is_what_it_says() -> None:
     s = load_scenario(REPO / "scenarios/ethereum/blobs-1000.toml")
-    assert (s.topology.kind, s.topology.nodes, s.topology.k) == ("connect-random", 1000, 35)
+    assert (s.topology.kind, s.topology.nodes, s.topology.k) == ("dial-until", 1000, 35)
     assert s.network.regions is not None and s.network.regions.preset == "ethereum"
     assert [(c.name, c.share, c.upload) for c in s.network.classes] == [
         ("reliable", 0.2, 1_000_000_000),

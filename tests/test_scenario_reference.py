@@ -29,6 +29,7 @@ from gossiplab.scenario.root import Scenario
 from gossiplab.scenario.topology import (
     BarabasiAlbertTopology,
     ConnectRandomTopology,
+    DialUntilTopology,
     EdgesTopology,
     ErdosRenyiTopology,
     FullTopology,
@@ -193,6 +194,7 @@ def test_the_topology_tables_list_every_kind_and_its_fields() -> None:
         ErdosRenyiTopology,
         FullTopology,
         ConnectRandomTopology,
+        DialUntilTopology,
         LineTopology,
         RingTopology,
         EdgesTopology,

@@ -148,6 +148,67 @@ def test_connect_random_every_node_has_at_least_k_peers() -> None:
     )
 
 
+def dial_until(nodes: int, k: int, seed: int = 1) -> Topology:
+    return build_topology(scenario({"kind": "dial-until", "nodes": nodes, "k": k, "seed": seed}))
+
+
+@pytest.mark.parametrize(("nodes", "k"), [(2, 1), (5, 4), (60, 3), (300, 8), (40, 30)])
+def test_dial_until_every_node_reaches_k_and_dials_at_most_k(nodes: int, k: int) -> None:
+    topology = dial_until(nodes, k)
+    assert_canonical(topology)  # no duplicate pair, no self-loop
+    assert (topology.degrees() >= k).all()
+    # A node dials only while it has fewer than k connections, each dial adding one:
+    # whatever it has beyond k was dialed by others.
+    dials = np.bincount(topology.edges[:, 0], minlength=nodes)
+    assert (dials <= k).all()
+    assert (dials >= 1).sum() >= 1
+    if k == nodes - 1:
+        assert len(undirected(topology)) == nodes * (nodes - 1) // 2
+
+
+def test_dial_until_counts_inbound_connections() -> None:
+    # k = 1: node 0 dials first; its peer then already has one connection and never dials,
+    # so fewer than `nodes` edges are made (connect-random makes one per node, less repeats).
+    for seed in range(1, 20):
+        topology = build_topology(
+            scenario(
+                {
+                    "kind": "dial-until",
+                    "nodes": 30,
+                    "k": 1,
+                    "seed": seed,
+                    "allow_disconnected": True,
+                }
+            )
+        )
+        assert len(topology.edges) <= 29
+        assert (topology.degrees() >= 1).all()
+
+
+def test_dial_until_triangle_is_the_only_graph_for_k_2_of_3() -> None:
+    for seed in range(1, 10):
+        topology = dial_until(3, 2, seed)
+        assert undirected(topology) == {frozenset((0, 1)), frozenset((1, 2)), frozenset((0, 2))}
+        assert (np.bincount(topology.edges[:, 0], minlength=3) >= 1).sum() >= 2
+
+
+def test_dial_until_is_deterministic_and_sparser_than_connect_random() -> None:
+    nodes, k = 400, 12
+    first, again, other = dial_until(nodes, k, 5), dial_until(nodes, k, 5), dial_until(nodes, k, 6)
+    assert first == again
+    assert first != other
+    mean = first.degrees().mean()
+    union = build_topology(scenario({"kind": "connect-random", "nodes": nodes, "k": k, "seed": 5}))
+    # The union of k dials per node has about 2k neighbours per node; dial-until stops at k.
+    assert k <= mean < 1.5 * k
+    assert mean < union.degrees().mean() - k / 2
+
+
+def test_dial_until_refuses_k_out_of_range() -> None:
+    with pytest.raises(ScenarioError, match=r"topology\.k"):
+        scenario({"kind": "dial-until", "nodes": 10, "k": 10})
+
+
 def write(path: Path, text: str) -> Path:
     path.write_text(text, encoding="utf-8")
     return path

@@ -38,12 +38,33 @@ _ETHEREUM_LATENCY_MS = (
 # south_africa + south_america 20 of 1000, each pair split evenly as ethshadow does.
 _ETHEREUM_WEIGHTS = (0.05, 0.08, 0.36, 0.22, 0.22, 0.01, 0.01, 0.05)
 
+# Node weights of the gossipsub v2.0 Shadow study (github.com/ppopth/pubsub-shadow,
+# network_graph.py, `Location(...)`): australia 290, east_asia 1059, europe 5599, na_west 1240,
+# na_east 2894, south_america 36, south_africa 47, west_asia 161, of 11,326; here rounded to
+# millionths (they add up to 1.000001). Its latency matrix is ethshadow's, above.
+_PUBSUB_SHADOW_WEIGHTS = (
+    0.025605,
+    0.093502,
+    0.494349,
+    0.109483,
+    0.255518,
+    0.003179,
+    0.00415,
+    0.014215,
+)
+_ETHEREUM_LATENCY = [[f"{ms}ms" for ms in row] for row in _ETHEREUM_LATENCY_MS]
+
 REGION_PRESETS: dict[str, dict[str, Any]] = {
     "ethereum": {
         "names": list(_ETHEREUM_NAMES),
         "weights": list(_ETHEREUM_WEIGHTS),
-        "latency": [[f"{ms}ms" for ms in row] for row in _ETHEREUM_LATENCY_MS],
-    }
+        "latency": _ETHEREUM_LATENCY,
+    },
+    "pubsub-shadow": {
+        "names": list(_ETHEREUM_NAMES),
+        "weights": list(_PUBSUB_SHADOW_WEIGHTS),
+        "latency": _ETHEREUM_LATENCY,
+    },
 }
 """Region tables by preset name, as a scenario would write them."""
 

@@ -7,7 +7,7 @@ rows are sorted by (smaller id, larger id) so equal graphs give byte-equal array
 
 Random graphs come from networkx with the scenario's topology seed (barabasi-albert,
 random-regular, erdos-renyi: the same seed gives the same graph as calling networkx directly)
-or from rng.py's "topology" stream (connect-random), never from an unseeded source.
+or from rng.py's "topology" stream (connect-random, dial-until), never from an unseeded source.
 """
 
 from __future__ import annotations
@@ -91,6 +91,45 @@ def _connect_random(nodes: int, k: int, seed: int) -> Topology:
             # Draw among the nodes-1 others: skip over the dialer's own id.
             pairs.append((dialer, j if j < dialer else j + 1))
     return _canonical(pairs, nodes)
+
+
+def _dial_until(nodes: int, k: int, seed: int) -> Topology:
+    """Nodes dial random peers until each has at least k connections, inbound ones counted.
+
+    The v2.0 study's node (ppopth/pubsub-shadow main.go) loops ``while peers < target: dial a
+    random untried node``, every node at once. Done deterministically: in rounds, each node
+    still below k (in id order, seeing the connections made before it in the round) dials one
+    peer drawn uniformly from those it is not yet connected to. A peer already at k still
+    accepts, so degrees end between k and a little more.
+    """
+    rng = SplitMix64(stream_seed(seed, "topology"))
+    target = min(k, nodes - 1)
+    neighbours: list[set[int]] = [set() for _ in range(nodes)]
+    pairs: list[tuple[int, int]] = []
+    while True:
+        below = [node for node in range(nodes) if len(neighbours[node]) < target]
+        if not below:
+            return _canonical(pairs, nodes)
+        for dialer in below:
+            if len(neighbours[dialer]) >= target:
+                continue  # reached k through dials received earlier in this round
+            peer = _unconnected_peer(rng, dialer, neighbours[dialer], nodes)
+            neighbours[dialer].add(peer)
+            neighbours[peer].add(dialer)
+            pairs.append((dialer, peer))
+
+
+def _unconnected_peer(rng: SplitMix64, node: int, connected: set[int], nodes: int) -> int:
+    """A node drawn uniformly from those other than ``node`` and not in ``connected``."""
+    if 2 * len(connected) < nodes:
+        # Rejection: each try succeeds with probability above 1/2.
+        while True:
+            j = rng.randbelow(nodes - 1)
+            peer = j if j < node else j + 1  # skip over the node's own id
+            if peer not in connected:
+                return peer
+    candidates = [peer for peer in range(nodes) if peer != node and peer not in connected]
+    return candidates[rng.randbelow(len(candidates))]
 
 
 def _chain(nodes: int, *, closed: bool) -> Topology:
@@ -191,6 +230,7 @@ _RAISE_HINT = {
     "random-regular": "raise topology.degree",
     "erdos-renyi": "raise topology.p",
     "connect-random": "raise topology.k",
+    "dial-until": "raise topology.k",
     "edges": "add edges between the parts in the file",
 }
 
@@ -226,6 +266,8 @@ def build_topology(s: Scenario) -> Topology:
             topology = _full(t.nodes)
         case "connect-random":
             topology = _connect_random(t.nodes, t.k, t.seed)
+        case "dial-until":
+            topology = _dial_until(t.nodes, t.k, t.seed)
         case "line":
             topology = _chain(t.nodes, closed=False)
         case "ring":

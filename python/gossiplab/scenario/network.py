@@ -83,7 +83,7 @@ LatencyConfig = Annotated[
 
 
 # Region and class preset names; tests check they match gossiplab.network_presets.
-RegionPreset = Literal["ethereum"]
+RegionPreset = Literal["ethereum", "pubsub-shadow"]
 ClassPreset = Literal["reliable", "home", "laggy", "constrained", "bad"]
 
 
@@ -119,6 +119,10 @@ def _with_class_preset(item: Any) -> Any:
     if preset not in CLASS_PRESETS:
         return {"name": preset, **item}  # the Literal check reports the preset, not the name
     return {"name": preset, **CLASS_PRESETS[preset], **item}
+
+
+WEIGHT_TOLERANCE = 1e-3
+"""How far region weights may add up from 1: shares rounded to a few digits are accepted."""
 
 
 class RegionTable(Section):
@@ -161,9 +165,10 @@ def _region_table_problems(r: RegionTable) -> list[Problem]:
             if not weight > 0:
                 hint = "leave the region out rather than give it no weight"
                 problems.append(Problem(f"weights[{i}]", f"must be > 0, got {weight}", hint))
+        # Weights are used in proportion to their sum, so a sum of rounded shares will do.
         total = math.fsum(r.weights)
-        if abs(total - 1.0) > SHARE_TOLERANCE:
-            message = f"must add up to 1, got {total:.9g}"
+        if abs(total - 1.0) > WEIGHT_TOLERANCE:
+            message = f"must add up to 1 (within {WEIGHT_TOLERANCE:g}), got {total:.9g}"
             problems.append(Problem("weights", message, "adjust the weight of each region"))
     if len(r.latency) != n:
         message = f"has {len(r.latency)} row(s) for {n} region(s)"

@@ -125,6 +125,22 @@ class ConnectRandomTopology(Section):
         return self
 
 
+class DialUntilTopology(Section):
+    """Each node dials random peers until it has k connections, the ones it received counted."""
+
+    kind: Literal["dial-until"] = "dial-until"
+    nodes: _Nodes = DEFAULT_NODES
+    k: int = 8
+    seed: _TopologySeed = 1
+    allow_disconnected: bool = False
+
+    @model_validator(mode="after")
+    def _check(self) -> DialUntilTopology:
+        problems = _nodes_problems(self.nodes)
+        raise_problems(problems or _peer_count_problems("k", self.k, self.nodes))
+        return self
+
+
 class LineTopology(Section):
     """0 - 1 - 2 - ... - (nodes-1); node i dials i+1."""
 
@@ -196,9 +212,16 @@ TopologyConfig = Annotated[
     | ErdosRenyiTopology
     | FullTopology
     | ConnectRandomTopology
+    | DialUntilTopology
     | LineTopology
     | RingTopology
     | EdgesTopology,
     Field(discriminator="kind"),
 ]
-SEEDED_TOPOLOGY_KINDS = ("barabasi-albert", "random-regular", "erdos-renyi", "connect-random")
+SEEDED_TOPOLOGY_KINDS = (
+    "barabasi-albert",
+    "random-regular",
+    "erdos-renyi",
+    "connect-random",
+    "dial-until",
+)
