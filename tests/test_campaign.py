@@ -85,8 +85,12 @@ def test_whiteblock_campaign_holds_the_published_phase2_series() -> None:
         assert s.workload.size == 1000
         assert s.workload.messages == 200 * 180
         assert s.topology.m == (6 if series == "4" else m_of_case[letter])
-        latency = {"2": 100, "5": 400, "6": 150}.get(series, 0)
-        assert s.network.latency == latency * MS, case
+        # The report's latencies are round trips (its 100 ms series has 50 ms per hop);
+        # the model's is one-way: half.
+        round_trip = {"2": 100, "5": 400, "6": 150}.get(series, 0)
+        assert s.network.latency == round_trip * MS // 2, case
+        # go-libp2p-pubsub v0.1.1, the testbed's: gossipsub v1.0, GossipSubDlo = 4.
+        assert (s.protocol.version, s.protocol.D, s.protocol.D_lo) == ("1.0", 6, 4), case
         assert s.network.loss == {"3": 0.001, "6": 0.0001}.get(series, 0.0), case
         megabytes_per_s = {"4a": 10, "4b": 50, "4c": 100}.get(case, 10 if series == "6" else 0)
         assert s.network.upload == s.network.download == megabytes_per_s * 8 * MBIT, case
@@ -207,3 +211,29 @@ def test_a_missing_base_scenario_is_named(tmp_path: Path) -> None:
     path.write_text('base = "nowhere.toml"\n[[series]]\nid = "1"\n')
     with pytest.raises(GossiplabError, match=r"(?s)nowhere\.toml: .*cannot read"):
         plan_campaign(path)
+
+
+def validate(path: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "gossiplab", "validate", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def test_validate_checks_every_case_of_a_campaign() -> None:
+    done = validate(WHITEBLOCK)
+    assert done.returncode == 0, done.stderr
+    assert "23 case(s), all valid" in done.stdout
+    assert "  6d: " in done.stdout
+
+
+def test_validate_names_the_case_a_run_would_refuse(tmp_path: Path) -> None:
+    # Three nodes with p = 0.01: the graph the case asks for is in pieces, which only
+    # building it (not parsing the file) finds out.
+    text = 'base = "base.toml"\n[[series]]\nid = "er"\n'
+    text += 'set = { "topology.kind" = "erdos-renyi", "topology.p" = 0.01 }\n'
+    done = validate(write_campaign(tmp_path, text))
+    assert done.returncode == 2
+    assert "case era: topology: the graph is disconnected" in done.stderr

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -92,3 +93,27 @@ def test_missing_files_are_reported_not_raised(tmp_path: Path) -> None:
     done = gossiplab("report", tmp_path / "no-results")
     assert done.returncode == 2 and "no-results" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def _help_sources() -> list[tuple[str, str]]:
+    """(command, help text as written) for every command and every parameter's help."""
+    import typer.main
+
+    from gossiplab.cli.main import app
+
+    group = typer.main.get_command(app)
+    found = []
+    for name, command in group.commands.items():  # type: ignore[attr-defined]
+        texts = [command.help or ""] + [getattr(p, "help", None) or "" for p in command.params]
+        found += [(name, text) for text in texts if "[" in text]
+    return found
+
+
+def test_help_shows_the_brackets_it_is_written_with() -> None:
+    # Rich reads "[sweep]" as a style tag and drops it, unless it is escaped "\[sweep]".
+    sources = _help_sources()
+    assert {"sweep", "run"} <= {name for name, _ in sources}
+    for name, text in sources:
+        shown = gossiplab(name, "--help").stdout
+        for word in re.findall(r"\\?\[(\w+)\]", text):
+            assert f"[{word}]" in shown, f"gossiplab {name} --help lost [{word}]"

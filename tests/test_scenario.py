@@ -352,6 +352,16 @@ def test_user_value_beats_preset() -> None:
     assert p.score.publish_threshold == -8000.0  # the rest of the preset stays
 
 
+def test_d_announce_is_bounded_by_d_only_on_version_2_0() -> None:
+    # The presets' D_announce is 4; only v2.0 reads it, so D = 3 is fine on 1.1 and 1.2.
+    small = {"D": 3, "D_lo": 2, "D_out": 1, "D_score": 2}
+    for version in ("1.0", "1.1", "1.2"):
+        p = parse_scenario({"protocol": {"version": version, **small}}, HERE).protocol
+        assert (p.D, p.D_announce) == (3, 4)
+    with pytest.raises(ScenarioError, match=r"protocol\.D_announce: must be <= D \(3\)"):
+        parse_scenario({"protocol": {"version": "2.0", **small}}, HERE)
+
+
 def test_version_as_toml_float(tmp_path: Path) -> None:
     s = load_text(tmp_path, "[protocol]\nversion = 1.2\n")
     assert s.protocol.version == "1.2"
@@ -485,7 +495,13 @@ def test_whiteblock_scenario_values() -> None:
         6,
     )
     assert s.topology.seed == 42
-    assert (s.protocol.version, s.protocol.D, s.protocol.heartbeat) == ("1.1", 6, 1_000_000_000)
+    # The testbed ran go-libp2p-pubsub v0.1.1: gossipsub v1.0, D_lo = 4.
+    assert (s.protocol.version, s.protocol.D, s.protocol.D_lo, s.protocol.heartbeat) == (
+        "1.0",
+        6,
+        4,
+        1_000_000_000,
+    )
     w = s.workload
     assert (w.messages, w.rate, w.size, w.warmup, w.cooldown) == (
         36_000,

@@ -201,15 +201,16 @@ def _print_headline(csv: Path) -> None:
     out.print(shown)
 
 
+# Help texts are rich markup: a bracket meant to be seen is escaped as "\\[".
 def sweep(
-    scenario: Annotated[Path, typer.Argument(help="Scenario file with a [sweep] table.")],
+    scenario: Annotated[Path, typer.Argument(help="Scenario file with a \\[sweep] table.")],
     out_dir: OutOption = None,
     workers: WorkersOption = None,
     ray: RayOption = None,
     force: ForceOption = False,
     quiet: QuietOption = False,
 ) -> None:
-    """Run every point of a scenario's [sweep] matrix; resumes after an interruption."""
+    """Run every point of a scenario's \\[sweep] matrix; resumes after an interruption."""
     from gossiplab.multirun.sweep import run_sweep
 
     def action() -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.table import Table
@@ -17,6 +17,9 @@ from gossiplab.cli import analysis as cli_analysis
 from gossiplab.cli import testbed as cli_testbed
 from gossiplab.cli.common import err, guarded, out
 from gossiplab.errors import GossiplabError
+
+if TYPE_CHECKING:
+    from gossiplab.scenario import Scenario
 
 app = typer.Typer(
     name="gossiplab",
@@ -73,7 +76,7 @@ def run(
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress bar.")] = False,
     profile: Annotated[
         bool,
-        typer.Option(help="Testbed: CPU-profile every node (same as [testbed] profile = true)."),
+        typer.Option(help="Testbed: CPU-profile every node (same as \\[testbed] profile = true)."),
     ] = False,
 ) -> None:
     """Run a scenario and write its results folder and report."""
@@ -101,23 +104,41 @@ def run(
 
 @app.command()
 def validate(
-    scenario: Annotated[Path, typer.Argument(help="Scenario file (TOML).")],
+    scenario: Annotated[Path, typer.Argument(help="Scenario or campaign file (TOML).")],
 ) -> None:
-    """Check a scenario; print it fully resolved, or every problem with its field."""
-    from gossiplab.backends import model as model_backend
-    from gossiplab.backends.simnet import support as simnet_support
-    from gossiplab.backends.testbed import support
+    """Check a scenario (print it fully resolved) or a campaign (list its cases), or print
+    every problem with its field."""
+    from gossiplab.multirun.campaign import check_campaign, is_campaign_file, plan_campaign
     from gossiplab.scenario import load_scenario, scenario_to_toml
-    from gossiplab.topology import build_topology
 
     def action() -> None:
+        if is_campaign_file(scenario):
+            plan = plan_campaign(scenario)
+            check_campaign(plan, _check_runnable)
+            out.print(f"campaign {plan.name}: {len(plan.points)} case(s), all valid")
+            for point in plan.points:
+                changes = ", ".join(f"{k} = {v!r}" for k, v in point.assignments.items())
+                out.print(
+                    f"  {point.labels['case']}: {changes or 'base'}", markup=False, soft_wrap=True
+                )
+            return
         s = load_scenario(scenario)
-        build_topology(s)
-        checks = {"testbed": support.check_supported, "simnet": simnet_support.check_supported}
-        checks.get(s.backend, model_backend.check_supported)(s)
+        _check_runnable(s)
         out.print(scenario_to_toml(s), end="", highlight=False, markup=False)
 
     guarded(action)
+
+
+def _check_runnable(s: Scenario) -> None:
+    """What running ``s`` would refuse: a disconnected graph, a feature its backend lacks."""
+    from gossiplab.backends import model as model_backend
+    from gossiplab.backends.simnet import support as simnet_support
+    from gossiplab.backends.testbed import support
+    from gossiplab.topology import build_topology
+
+    build_topology(s)
+    checks = {"testbed": support.check_supported, "simnet": simnet_support.check_supported}
+    checks.get(s.backend, model_backend.check_supported)(s)
 
 
 @app.command()

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import re
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -49,7 +49,13 @@ from gossiplab.multirun.sweep import (
     run_and_tabulate,
     value_text,
 )
-from gossiplab.scenario import expand_sweep, load_scenario, parse_scenario, set_dotted
+from gossiplab.scenario import (
+    Scenario,
+    expand_sweep,
+    load_scenario,
+    parse_scenario,
+    set_dotted,
+)
 
 CAMPAIGN_FILE = "campaign.toml"
 BASE_FILE = "base.toml"
@@ -208,6 +214,27 @@ def plan_campaign(path: str | Path) -> CampaignPlan:
     points = _expand(plan, base_scenario.source_data, source)
     check_unique_folders(points)
     return CampaignPlan(**{**plan.__dict__, "points": points})
+
+
+def is_campaign_file(path: str | Path) -> bool:
+    """True when ``path`` reads as a campaign (it has [[series]]) rather than a scenario."""
+    try:
+        raw = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return False  # the scenario loader reports what is wrong with the file
+    return "series" in raw and "base" in raw
+
+
+def check_campaign(plan: CampaignPlan, check: Callable[[Scenario], None]) -> None:
+    """Run ``check`` on every case's scenario; one CampaignError lists every case's problems."""
+    problems: list[str] = []
+    for point in plan.points:
+        try:
+            check(point.scenario)
+        except ScenarioError as error:
+            problems += [f"case {point.labels['case']}: {p}" for p in error.problems]
+    if problems:
+        raise CampaignError(str(plan.source), problems)
 
 
 def _keys_in_order(series: Sequence[Series]) -> list[str]:

@@ -108,7 +108,9 @@ class ProtocolConfig(Section):
         if not (self.D_out < self.D_lo and 2 * self.D_out <= self.D):
             message = f"must be < D_lo ({self.D_lo}) and <= D/2 ({self.D / 2:g}), got {self.D_out}"
             problems.append(Problem("D_out", message, "lower D_out (go's default is 2)"))
-        for name in ("D_score", "D_announce"):
+        # D_announce is a v2.0 parameter: other versions never read it.
+        bounded = ("D_score", "D_announce") if self.version == "2.0" else ("D_score",)
+        for name in bounded:
             if getattr(self, name) > self.D:
                 message = f"must be <= D ({self.D}), got {getattr(self, name)}"
                 problems.append(Problem(name, message, f"lower {name} or raise D"))
