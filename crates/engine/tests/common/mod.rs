@@ -7,8 +7,78 @@ use serde_json::{json, Value};
 pub const MS: u64 = 1_000_000;
 pub const S: u64 = 1_000_000_000;
 
+/// The protocol presets, from the one file that defines them for every language.
+const PRESETS: &str = include_str!("../../../../python/gossiplab/scenario/presets.toml");
+
+/// Preset keys that are not engine protocol fields (the engine reads them from `score`).
+const NOT_ENGINE_PROTOCOL: [&str; 3] = [
+    "graft_flood_threshold",
+    "opportunistic_graft_ticks",
+    "opportunistic_graft_peers",
+];
+
+/// A preset's `[protocol]` fields as the engine's config names them: durations in ns
+/// under `<name>_ns` (`iwant_followup_time` is `iwant_followup_ns`), sizes in bytes, as
+/// `python/gossiplab/backends/params.py` translates them for a run.
+pub fn preset_protocol(preset: &str) -> Value {
+    let presets: toml::Table = PRESETS.parse().expect("presets.toml parses");
+    let table = presets[preset].as_table().expect("preset is a table");
+    let protocol = engine_names(table, &["score"])
+        .into_iter()
+        .filter(|(key, _)| !NOT_ENGINE_PROTOCOL.iter().any(|k| key.starts_with(k)))
+        .collect();
+    Value::Object(protocol)
+}
+
+/// A preset table's keys and values as the engine's config names them, but `skip`.
+fn engine_names(table: &toml::Table, skip: &[&str]) -> serde_json::Map<String, Value> {
+    let mut out = serde_json::Map::new();
+    for (key, value) in table {
+        if skip.contains(&key.as_str()) {
+            continue;
+        }
+        let (name, value) = match value {
+            toml::Value::String(text) => match quantity(text) {
+                Some((amount, "B")) => (key.clone(), json!(amount)),
+                Some((amount, unit)) => {
+                    let name = key.strip_suffix("_time").unwrap_or(key);
+                    (format!("{name}_ns"), json!(amount * ns_per(unit)))
+                }
+                None => (key.clone(), json!(text)),
+            },
+            other => (
+                key.clone(),
+                serde_json::to_value(other).expect("plain value"),
+            ),
+        };
+        out.insert(name, value);
+    }
+    out
+}
+
+/// "700ms" -> (700, "ms"); a plain string (a signing policy, say) -> None.
+fn quantity(text: &str) -> Option<(u64, &str)> {
+    let digits = text.find(|c: char| !c.is_ascii_digit())?;
+    let unit = &text[digits..];
+    let amount = text[..digits].parse().ok()?;
+    ["ns", "us", "ms", "s", "B"]
+        .contains(&unit)
+        .then_some((amount, unit))
+}
+
+fn ns_per(unit: &str) -> u64 {
+    match unit {
+        "ns" => 1,
+        "us" => 1_000,
+        "ms" => MS,
+        "s" => S,
+        other => panic!("presets.toml: unknown duration unit {other}"),
+    }
+}
+
 /// go-default gossipsub (or `router`) on `nodes` nodes with constant `latency_ns`, no
 /// bandwidth or CPU limits; `patch` overrides any field (e.g. `{"protocol": {"D": 8}}`).
+/// The tests run version 1.1 without v2.0 announcements unless they patch them in.
 pub fn config(
     nodes: u32,
     router: &str,
@@ -18,24 +88,17 @@ pub fn config(
     patch: Value,
 ) -> Config {
     let n = nodes as usize;
+    let protocol = merged(
+        preset_protocol("go-default"),
+        json!({"router": router, "version": "1.1", "topic_name_len": 20, "D_announce": 0}),
+    );
     let mut value = json!({
         "seed": seed, "nodes": nodes, "end_ns": end_ns, "topics": 1,
         "network": {
             "latency": {"kind": "constant", "ns": latency_ns},
             "upload_bps": vec![0; n], "download_bps": vec![0; n], "cpu_per_message_ns": vec![0; n]
         },
-        "protocol": {
-            "router": router, "version": "1.1", "D": 6, "D_lo": 5, "D_hi": 12, "D_lazy": 6,
-            "D_score": 4, "D_out": 2, "heartbeat_ns": S, "heartbeat_initial_delay_ns": 100 * MS,
-            "history_length": 5, "history_gossip": 3, "gossip_factor": 0.25,
-            "fanout_ttl_ns": 60 * S, "seen_ttl_ns": 120 * S, "flood_publish": false,
-            "prune_backoff_ns": 60 * S, "unsubscribe_backoff_ns": 10 * S,
-            "backoff_clear_ticks": 15, "backoff_slack_ticks": 2,
-            "max_ihave_length": 5000, "max_ihave_messages": 10, "gossip_retransmission": 3,
-            "iwant_followup_ns": 3 * S, "peer_outbound_queue": 32, "validate_queue": 32,
-            "signing": "strict-sign", "message_id": "go", "topic_name_len": 20,
-            "idontwant_threshold": 1024, "D_announce": 0, "ineed_timeout_ns": 400 * MS
-        },
+        "protocol": protocol,
         "output": {"receipts": true}
     });
     merge(&mut value, patch);
@@ -48,26 +111,25 @@ pub fn merged(mut base: Value, patch: Value) -> Value {
     base
 }
 
-/// rust-libp2p's default score parameters (go ships none), with a behaviour-penalty
-/// decay slow enough that a penalty can still be read a heartbeat later.
+/// go-default's score parameters (rust-libp2p's: go ships none) as the engine names
+/// them, with the graft rules the engine keeps beside them, and a behaviour-penalty decay
+/// slow enough that a penalty can still be read a heartbeat later.
 pub fn score_params() -> Value {
-    json!({
-        "gossip_threshold": -10.0, "publish_threshold": -50.0, "graylist_threshold": -80.0,
-        "accept_px_threshold": 10.0, "opportunistic_graft_threshold": 20.0,
-        "topic_score_cap": 3600.0, "topic_weight": 0.5,
-        "time_in_mesh_weight": 1.0, "time_in_mesh_quantum_ns": S, "time_in_mesh_cap": 3600.0,
-        "first_message_deliveries_weight": 1.0, "first_message_deliveries_decay": 0.5,
-        "first_message_deliveries_cap": 2000.0,
-        "mesh_message_deliveries_weight": -1.0, "mesh_message_deliveries_decay": 0.5,
-        "mesh_message_deliveries_threshold": 20.0, "mesh_message_deliveries_cap": 100.0,
-        "mesh_message_deliveries_activation_ns": 3600 * S, "mesh_message_deliveries_window_ns": 10 * MS,
-        "mesh_failure_penalty_weight": -1.0, "mesh_failure_penalty_decay": 0.5,
-        "invalid_message_deliveries_weight": -1.0, "invalid_message_deliveries_decay": 0.3,
-        "behaviour_penalty_weight": -10.0, "behaviour_penalty_threshold": 0.0,
-        "behaviour_penalty_decay": 0.99, "decay_interval_ns": S, "decay_to_zero": 0.01,
-        "graft_flood_threshold_ns": 10 * S, "opportunistic_graft_ticks": 60,
-        "opportunistic_graft_peers": 2
-    })
+    let presets: toml::Table = PRESETS.parse().expect("presets.toml parses");
+    let preset = presets["go-default"].as_table().expect("preset is a table");
+    let score = preset["score"].as_table().expect("score is a table");
+    let mut out = engine_names(score, &["enabled"]);
+    let graft = engine_names(preset, &[]).into_iter().filter(|(key, _)| {
+        key.starts_with("graft_flood") || key.starts_with("opportunistic_graft_")
+    });
+    out.extend(graft);
+    merged(
+        Value::Object(out),
+        json!({
+            "time_in_mesh_quantum_ns": S, "mesh_message_deliveries_activation_ns": 3600 * S,
+            "behaviour_penalty_decay": 0.99, "decay_to_zero": 0.01
+        }),
+    )
 }
 
 /// One schedule after the other; the second's batches are numbered after the first's.
