@@ -32,16 +32,18 @@ from gossiplab.scenario import load_scenario
 from gossiplab.units import parse_duration
 
 SCENARIO = Path(__file__).resolve().parent.parent / "scenarios/crosscheck/uplink-500k.toml"
+# The kernel's default under an HTB class is pfifo (sch_htb.c: htb_change_class); the
+# others need their modules.
 LEAF_QDISCS = {
     "pfifo": "pfifo limit 10000",
+    "pfifo_fast": "pfifo_fast",
     "fq_codel": "fq_codel",
     "fq": "fq",
-    "sfq": "sfq perturb 0",
 }
 
 
-def _patch_testbed(qdisc: str, slow_start_after_idle: int) -> None:
-    """Make the testbed build its HTB leaves with `qdisc` and set the TCP sysctl."""
+def _patch_testbed(qdisc: str, slow_start_after_idle: int, congestion: str) -> None:
+    """Make the testbed build its HTB leaves with `qdisc` and set the TCP sysctls."""
     leaf = LEAF_QDISCS[qdisc]
 
     def htb(dev: str, bps: int) -> list[str]:
@@ -58,7 +60,8 @@ def _patch_testbed(qdisc: str, slow_start_after_idle: int) -> None:
         for i in nodes:
             netns.sh(
                 ["ip", "netns", "exec", netns.node_ns(prefix, i), "sysctl", "-qw",
-                 f"net.ipv4.tcp_slow_start_after_idle={slow_start_after_idle}"]
+                 f"net.ipv4.tcp_slow_start_after_idle={slow_start_after_idle}",
+                 f"net.ipv4.tcp_congestion_control={congestion}"]
             )  # fmt: skip
 
     netns._htb = htb  # type: ignore[assignment]
@@ -115,15 +118,18 @@ def main() -> None:
     parser.add_argument("--backend", default="testbed", choices=["testbed", "simnet", "model"])
     parser.add_argument("--qdisc", default="pfifo", choices=sorted(LEAF_QDISCS))
     parser.add_argument("--slow-start-after-idle", type=int, default=1, choices=[0, 1])
+    parser.add_argument("--congestion", default="bbr", help="tcp_congestion_control")
     parser.add_argument("--latency", default="20ms")
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--json", type=Path, help="also write every latency here")
     args = parser.parse_args()
     if args.backend == "testbed":
-        _patch_testbed(args.qdisc, args.slow_start_after_idle)
+        _patch_testbed(args.qdisc, args.slow_start_after_idle, args.congestion)
     with tempfile.TemporaryDirectory(prefix="uplink-sharing-") as tmp:
         runs = [one_run(args.backend, 100 + i, args.latency, Path(tmp)) for i in range(args.reps)]
-    label = f"{args.backend} qdisc={args.qdisc} ssai={args.slow_start_after_idle}"
+    label = (
+        f"{args.backend} qdisc={args.qdisc} ssai={args.slow_start_after_idle} cc={args.congestion}"
+    )
     for skip_first, what in [(False, "all messages"), (True, "after the first")]:
         print(f"{label} latency={args.latency} ({what}): rank p50 [min, max] ms")
         for row in table(runs, skip_first):

@@ -123,6 +123,19 @@ pub struct NetworkConfig {
     /// TCP initial congestion window in segments (Linux: 10); 0 = no slow start.
     #[serde(default)]
     pub initial_window_segments: u64,
+    /// After an idle period longer than the retransmission timeout a connection's
+    /// window falls back towards the initial one (Linux's
+    /// `net.ipv4.tcp_slow_start_after_idle`, on by default).
+    #[serde(default = "yes")]
+    pub slow_start_after_idle: bool,
+    /// How a node's uplink serves its connections.
+    #[serde(default)]
+    pub uplink_sharing: UplinkSharing,
+    /// Bytes per connection that the transport takes from the outbound queue before
+    /// they are sent (yamux's initial stream window, 256 KiB); 0: an RPC leaves the
+    /// queue only when its writing starts.
+    #[serde(default = "default_send_buffer")]
+    pub send_buffer_bytes: u64,
     /// Per-node uplink capacity in bit/s; 0 means unlimited. One entry per node.
     pub upload_bps: Vec<u64>,
     /// Per-node downlink capacity in bit/s; 0 means unlimited. One entry per node.
@@ -138,6 +151,30 @@ pub struct NetworkConfig {
     /// address of their own.
     #[serde(default)]
     pub shared_ips: Vec<Vec<u32>>,
+}
+
+/// How a node's uplink is shared by its connections.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum UplinkSharing {
+    /// Connections with data are served in turn, a chunk each: the kernel's TCP flows
+    /// through a FIFO qdisc share the link about equally (measured on the testbed).
+    #[default]
+    Fair,
+    /// RPCs are written whole, in the order they were queued across connections: one
+    /// FIFO interface queue (Shadow's default `interface_qdisc`).
+    Fifo,
+}
+
+/// yamux's initial stream window (go-yamux `const.go`: `initialStreamWindow`).
+pub const YAMUX_INITIAL_WINDOW: u64 = 256 * 1024;
+
+fn default_send_buffer() -> u64 {
+    YAMUX_INITIAL_WINDOW
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// Per-node geography and access-link quality (the scenario's regions and classes).

@@ -21,9 +21,14 @@
 //! Connection warm-up (optional): a new connection's congestion window starts at
 //! `initial_window` segments and doubles per round trip while an RPC does not fit in it,
 //! so the first large messages on a connection pay extra round trips (TCP slow start).
-//! The window is kept for the rest of the run (no reset after idle); the round trips are
-//! added on top of serialization rather than overlapped with it. Both are documented
-//! approximations.
+//! A round costs what the sender waits for acknowledgements: the round trip minus the
+//! time the uplink took to write that round's window (at the rate it gave the RPC), so
+//! on a busy uplink the waits overlap with writing. With `slow_start_after_idle` (Linux's
+//! default), a connection idle for longer than its retransmission timeout restarts
+//! from a smaller window, as the kernel's `tcp_cwnd_restart` (`tcp_output.c`, RFC 2861):
+//! the window halves once per timeout of idle after the first, never below the initial
+//! window. Linux's timeout with a steady round trip is the smoothed RTT plus its
+//! `tcp_rto_min` floor (200 ms; `tcp_set_rto`, `rttvar` at least `rto_min`).
 
 use crate::config::{Config, Fault, LatencyModel, NetworkConfig, Placement, Time};
 use crate::rng::Rng;
@@ -63,6 +68,38 @@ pub fn slow_start_rounds(bytes: u64, cwnd: &mut u64) -> u64 {
         rounds += 1;
     }
     rounds
+}
+
+/// Extra time slow start adds to an RPC of `bytes` that took `write_ns` to write, with
+/// window `cwnd` (which grows): per round whose window does not hold the rest, the
+/// round trip minus the time that window took to write.
+pub fn slow_start_wait(bytes: u64, write_ns: Time, rtt: Time, cwnd: &mut u64) -> Time {
+    let mut remaining = bytes;
+    let mut wait = 0;
+    while remaining > *cwnd {
+        let writing = (u128::from(write_ns) * u128::from(*cwnd) / u128::from(bytes)) as Time;
+        wait += rtt.saturating_sub(writing);
+        remaining -= *cwnd;
+        *cwnd = (*cwnd * 2).min(MAX_CWND);
+    }
+    wait
+}
+
+/// Linux's retransmission timeout on a path with a steady round trip `rtt`.
+pub fn linux_rto(rtt: Time) -> Time {
+    rtt + RTO_MIN
+}
+
+/// The window after `idle` ns without sending (Linux `tcp_cwnd_restart`): halved once
+/// per timeout beyond the first, never below `initial` (or the window, if smaller).
+pub fn restart_window(cwnd: u64, initial: u64, idle: Time, rto: Time) -> u64 {
+    if idle <= rto {
+        return cwnd;
+    }
+    let restart = initial.min(cwnd);
+    let halvings = (idle - 1) / rto; // ceil(idle / rto) - 1
+    let shifted = if halvings >= 64 { 0 } else { cwnd >> halvings };
+    shifted.max(restart)
 }
 
 /// Retransmission delay of losing segment `index` of `count`, given the round trip.
@@ -147,6 +184,9 @@ pub struct Network {
     /// Congestion window per directed link in bytes (0: warm-up not modelled).
     cwnd: Vec<u64>,
     initial_cwnd: u64,
+    /// When each directed link last finished sending (for slow start after idle).
+    last_sent: Vec<Time>,
+    slow_start_after_idle: bool,
     jitter_rng: Rng,
     loss_rng: Rng,
 }
@@ -165,6 +205,8 @@ impl Network {
             loss,
             cwnd: vec![config.initial_window_segments * MSS; links],
             initial_cwnd: config.initial_window_segments * MSS,
+            last_sent: vec![0; links],
+            slow_start_after_idle: config.slow_start_after_idle,
             jitter_rng: Rng::for_stream(seed, "network.jitter", 0),
             loss_rng: Rng::for_stream(seed, "network.loss", 0),
         }
@@ -176,6 +218,7 @@ impl Network {
         self.last_arrival.push(0);
         self.loss.push(loss);
         self.cwnd.push(self.initial_cwnd);
+        self.last_sent.push(0);
     }
 
     pub fn upload_bps(&self, node: u32) -> u64 {
@@ -195,26 +238,46 @@ impl Network {
             .sum()
     }
 
-    /// Extra delay of slow start for an RPC of `bytes` on `link` with this RTT.
-    fn warm_up_delay(&mut self, link: u32, bytes: u64, rtt: Time) -> Time {
-        let cwnd = &mut self.cwnd[link as usize];
-        if *cwnd == 0 {
+    /// Extra delay of slow start for an RPC of `bytes` on `link` written from `started`
+    /// to `sent`, with this RTT.
+    fn warm_up_delay(
+        &mut self,
+        link: u32,
+        started: Time,
+        sent: Time,
+        bytes: u64,
+        rtt: Time,
+    ) -> Time {
+        let l = link as usize;
+        if self.cwnd[l] == 0 {
             return 0;
         }
-        slow_start_rounds(bytes, cwnd) * rtt
+        let last = std::mem::replace(&mut self.last_sent[l], sent);
+        if self.slow_start_after_idle && last > 0 {
+            let idle = started.saturating_sub(last);
+            self.cwnd[l] = restart_window(self.cwnd[l], self.initial_cwnd, idle, linux_rto(rtt));
+        }
+        slow_start_wait(bytes, sent - started, rtt, &mut self.cwnd[l])
     }
 
-    /// An RPC of `bytes` finished leaving its sender on `link` at `sent`; returns when its
-    /// last byte reaches the receiver's interface.
-    pub fn propagate(&mut self, sent: Time, link: u32, latency: Time, bytes: u64) -> Time {
+    /// An RPC of `bytes` on `link` started leaving its sender at `started` and finished
+    /// at `sent`; returns when its last byte reaches the receiver's interface.
+    pub fn propagate(
+        &mut self,
+        started: Time,
+        sent: Time,
+        link: u32,
+        latency: Time,
+        bytes: u64,
+    ) -> Time {
         let jitter = if self.jitter_ns > 0 {
             self.jitter_rng.below(self.jitter_ns + 1)
         } else {
             0
         };
         let rtt = 2 * latency;
-        let lost =
-            self.retransmission_delay(link, bytes, rtt) + self.warm_up_delay(link, bytes, rtt);
+        let lost = self.retransmission_delay(link, bytes, rtt)
+            + self.warm_up_delay(link, started, sent, bytes, rtt);
         let last = &mut self.last_arrival[link as usize];
         let arrival = (sent + latency + jitter + lost).max(*last);
         *last = arrival;
@@ -246,6 +309,9 @@ mod tests {
             jitter_ns: jitter,
             loss,
             initial_window_segments: 0,
+            slow_start_after_idle: true,
+            uplink_sharing: Default::default(),
+            send_buffer_bytes: 0,
             upload_bps: vec![0, 0],
             download_bps: vec![down, down],
             cpu_per_message_ns: vec![0, 0],
@@ -270,6 +336,32 @@ mod tests {
     }
 
     #[test]
+    fn slow_start_waits_overlap_with_writing() {
+        // Unlimited uplink: every round is a full round trip (2 rounds, see above).
+        let mut cwnd = 10 * MSS;
+        assert_eq!(slow_start_wait(100_000, 0, 40, &mut cwnd), 80);
+        // 100 kB written in 100 ms: the first window (14.6 kB) takes 14.6 ms, the second
+        // 29.2 ms; a 40 ms round trip leaves 25.4 + 10.8 ms of waiting.
+        let mut cwnd = 10 * MSS;
+        assert_eq!(
+            slow_start_wait(100_000, 100_000_000, 40_000_000, &mut cwnd),
+            25_400_000 + 10_800_000
+        );
+    }
+
+    #[test]
+    fn an_idle_connection_restarts_as_linux_tcp_cwnd_restart() {
+        let (init, rto) = (10 * MSS, 240);
+        // Idle up to one RTO: kept. Up to two: halved once. Three: twice. Floor: initial.
+        assert_eq!(restart_window(160 * MSS, init, 240, rto), 160 * MSS);
+        assert_eq!(restart_window(160 * MSS, init, 241, rto), 80 * MSS);
+        assert_eq!(restart_window(160 * MSS, init, 480, rto), 80 * MSS);
+        assert_eq!(restart_window(160 * MSS, init, 481, rto), 40 * MSS);
+        assert_eq!(restart_window(160 * MSS, init, 100_000, rto), init);
+        assert_eq!(linux_rto(40_000_000), 240_000_000);
+    }
+
+    #[test]
     fn serialization_of_one_megabyte_at_ten_megabytes_per_second_is_100ms() {
         assert_eq!(serialization_ns(1_000_000, 80_000_000), 100_000_000);
         assert_eq!(serialization_ns(1, 0), 0);
@@ -280,7 +372,7 @@ mod tests {
         let mut net = network(0, 5_000_000, 0.0);
         let mut last = 0;
         for t in 0..1000 {
-            let arrival = net.propagate(t * 1_000, 0, 1_000_000, 100);
+            let arrival = net.propagate(t * 1_000, t * 1_000, 0, 1_000_000, 100);
             assert!(arrival >= last);
             last = arrival;
         }

@@ -2,12 +2,12 @@
 //! the uplink serving the queues in turn, departures onto the links, and GRAFT/PRUNE
 //! kept from dropped RPCs. The queues and the uplink are described in `transport.rs`.
 
+use crate::config::{Time, UplinkSharing};
 use crate::network::serialization_ns;
 use crate::output::DropKey;
 use crate::queue::Event;
 use crate::rpc::{Control, Kind, KIND_COUNT};
 use crate::sim::Simulation;
-use crate::transport::CHUNK;
 
 impl Simulation {
     /// Hand RPC `rpc` to `sender`'s outbound queue for `link`: it is sized, counted and
@@ -44,17 +44,15 @@ impl Simulation {
             c.bytes_sent += r.bytes[k];
         }
         if self.net.upload_bps(sender) == 0 {
-            self.depart(sender, link, rpc);
+            self.depart(sender, link, rpc, self.now());
             return;
         }
         let queue = &mut self.transport.links[link as usize];
-        if urgent {
-            let ahead = usize::from(queue.head_left > 0);
-            queue.rpcs.insert(ahead, rpc);
-        } else {
-            queue.rpcs.push_back(rpc);
-        }
-        if queue.rpcs.len() == 1 {
+        let was_idle = queue.rpcs.is_empty();
+        queue.push(rpc, urgent);
+        self.hand_over(link);
+        // Fair: the ring lists connections with data; FIFO: one entry per RPC queued.
+        if was_idle || self.transport.sharing == UplinkSharing::Fifo {
             self.transport.uplinks[sender as usize].ring.push_back(link);
         }
         if self.transport.uplinks[sender as usize].current.is_none() {
@@ -62,18 +60,27 @@ impl Simulation {
         }
     }
 
+    /// Let `link`'s transport take what its buffer allows from the outbound queue.
+    fn hand_over(&mut self, link: u32) {
+        let rpcs = &self.rpcs;
+        self.transport.links[link as usize]
+            .hand_over(self.transport.buffer, |r| rpcs.get(r).total_bytes().max(1));
+    }
+
     /// Start writing the next chunk, if any connection has data.
     fn serve_uplink(&mut self, node: u32) {
         let Some(&link) = self.transport.uplinks[node as usize].ring.front() else {
             return;
         };
+        let now = self.now();
         let queue = &mut self.transport.links[link as usize];
         if queue.head_left == 0 {
             let head = *queue.rpcs.front().expect("a link in the ring has RPCs");
             queue.head_left = self.rpcs.get(head).total_bytes().max(1);
+            queue.head_started = now;
         }
-        let chunk = queue.head_left.min(CHUNK);
-        let done = self.now() + serialization_ns(chunk, self.net.upload_bps(node));
+        let chunk = self.transport.chunk(link);
+        let done = now + serialization_ns(chunk, self.net.upload_bps(node));
         self.transport.uplinks[node as usize].current = Some((link, chunk));
         self.queue.push(done, node, Event::UplinkDone { node });
     }
@@ -85,20 +92,21 @@ impl Simulation {
         let ring_head = uplink.ring.pop_front();
         debug_assert_eq!(ring_head, Some(link));
         let queue = &mut self.transport.links[link as usize];
-        queue.head_left -= chunk;
-        if queue.head_left == 0 {
-            let rpc = queue.rpcs.pop_front().expect("head RPC");
-            self.depart(node, link, rpc);
+        let started = queue.head_started;
+        if let Some(rpc) = queue.written(chunk) {
+            self.depart(node, link, rpc, started);
         }
-        if !self.transport.links[link as usize].rpcs.is_empty() {
+        self.hand_over(link);
+        let fair = self.transport.sharing == UplinkSharing::Fair;
+        if fair && !self.transport.links[link as usize].rpcs.is_empty() {
             self.transport.uplinks[node as usize].ring.push_back(link);
         }
         self.serve_uplink(node);
     }
 
-    /// The RPC's last byte left the sender now: schedule its arrival (unless a fault
-    /// loses it).
-    fn depart(&mut self, sender: u32, link: u32, rpc: u32) {
+    /// The RPC's last byte left the sender now (its first at `started`): schedule its
+    /// arrival (unless a fault loses it).
+    fn depart(&mut self, sender: u32, link: u32, rpc: u32, started: Time) {
         if self.is_down(sender) || self.partitioned(link) {
             let peer = self.links.peer[link as usize];
             let reason = if self.is_down(sender) {
@@ -113,7 +121,9 @@ impl Simulation {
         }
         let bytes = self.rpcs.get(rpc).total_bytes();
         let latency = self.links.latency[link as usize];
-        let arrival = self.net.propagate(self.now(), link, latency, bytes);
+        let arrival = self
+            .net
+            .propagate(started, self.now(), link, latency, bytes);
         let receiver = self.links.peer[link as usize];
         let event = if self.net.has_downlink_limit(receiver) {
             Event::Arrive { link, rpc }

@@ -60,7 +60,12 @@ impl Simulation {
             .find(|a| a.behaviour == Misbehaviour::SpamInvalid);
         let mut sim = Self {
             wire: WireSizes::new(&config.protocol),
-            transport: Transport::new(n as usize, links.len()),
+            transport: Transport::new(
+                n as usize,
+                links.len(),
+                config.network.uplink_sharing,
+                config.network.send_buffer_bytes,
+            ),
             proto: config.protocol.clone(),
             links,
             net,

@@ -5,34 +5,95 @@
 //! (`peer_outbound_queue`, 32 by default) that never blocks: when it is full the RPC is
 //! dropped (DROP_RPC), its messages and gossip are lost, and its GRAFTs and PRUNEs are
 //! kept to ride on the next RPC to that peer or the next heartbeat (go's
-//! `doDropRPC` / `pushControl`). An RPC leaves the queue when the node starts writing it.
+//! `doDropRPC` / `pushControl`).
 //!
-//! The node's uplink is shared by its connections: it serves the connections with data
-//! in turn, one chunk of at most `CHUNK` bytes each (round robin), FIFO within a
-//! connection. So eight peers sent a large message at once receive it at about the same
-//! time, as TCP's fair sharing would give, instead of one after the other.
-//! Simplification: kernel socket buffers are not modelled, so queues fill a little
-//! earlier than on a real host.
+//! An RPC leaves the queue when it is handed to the transport. go's writer goroutine per
+//! peer (`comm.go:handleSendingMessages`) pops the next RPC as soon as the previous
+//! `Write` returns, and a yamux stream's `Write` returns once its bytes fit in the
+//! stream's send window (go-yamux `stream.go:Write`; 256 KiB initially, `const.go`).
+//! So a connection takes RPCs from the queue while the bytes it holds unsent are below
+//! `send_buffer_bytes`, and always the one at the head. What the transport took is
+//! written in order and can no longer be overtaken or dropped; it no longer counts
+//! against the 32. An urgent RPC (IDONTWANT) overtakes only what is still queued, and
+//! urgent RPCs keep their order among themselves (go's `rpcQueue`: `PriorityPush`
+//! appends to the priority lane, `Pop` takes its first).
+//!
+//! The node's uplink is shared by its connections (`network.uplink_sharing`):
+//! - fair (default): it serves the connections with data in turn, one chunk of at most
+//!   `CHUNK` bytes each (round robin), FIFO within a connection, so eight peers sent a
+//!   large message at once receive it at about the same time. This is what the Linux
+//!   kernel does with TCP flows through a FIFO qdisc under HTB: measured, the eight
+//!   copies of a 500 KB message over 50 Mbit complete within 3 % of each other
+//!   (`docs/network-calibration.md`).
+//! - fifo: RPCs are written whole in the order they were queued, across connections:
+//!   one FIFO interface queue, as Shadow's default `interface_qdisc`, so the first copy
+//!   arrives after one copy's time and the last after all of them.
 //!
 //! With unlimited upload capacity nothing ever waits and RPCs leave at once.
 
 use std::collections::VecDeque;
 
+use crate::config::{Time, UplinkSharing};
 use crate::rpc::Control;
 
 /// Bytes the uplink sends for one connection before serving the next.
 pub const CHUNK: u64 = 16 * 1024;
 
-/// The outbound queue of one connection.
+/// The outbound queue of one connection, with what its transport holds ahead of it.
 #[derive(Default)]
 pub struct LinkQueue {
-    /// RPCs queued, the one being written first.
+    /// RPCs: first the `handed` ones the transport holds (the one being written first),
+    /// then `urgent` ones waiting, then normal ones waiting.
     pub(crate) rpcs: VecDeque<u32>,
+    /// RPCs at the front of `rpcs` that the transport took.
+    pub(crate) handed: u32,
+    /// Urgent RPCs waiting right behind the handed ones.
+    pub(crate) urgent: u32,
+    /// Bytes of the handed RPCs not yet written.
+    pub(crate) unsent: u64,
     /// Bytes of the head RPC still to write (0: not started).
     pub(crate) head_left: u64,
+    /// When writing the head RPC started.
+    pub(crate) head_started: Time,
     /// GRAFT/PRUNE of dropped RPCs, waiting for the next RPC or heartbeat.
     /// Boxed: it is rare, and links are many (100,000 nodes have millions of them).
     pub(crate) stash: Option<Box<Control>>,
+}
+
+impl LinkQueue {
+    /// Queue `rpc`: an urgent one behind the urgent ones already waiting, a normal one
+    /// last.
+    pub fn push(&mut self, rpc: u32, urgent: bool) {
+        if urgent {
+            let at = (self.handed + self.urgent) as usize;
+            self.rpcs.insert(at, rpc);
+            self.urgent += 1;
+        } else {
+            self.rpcs.push_back(rpc);
+        }
+    }
+
+    /// Let the transport take waiting RPCs while it holds fewer than `buffer` unsent
+    /// bytes (always the head); `size(rpc)` gives an RPC's bytes.
+    pub fn hand_over(&mut self, buffer: u64, size: impl Fn(u32) -> u64) {
+        while (self.handed as usize) < self.rpcs.len() && (self.handed == 0 || self.unsent < buffer)
+        {
+            self.unsent += size(self.rpcs[self.handed as usize]);
+            self.handed += 1;
+            self.urgent = self.urgent.saturating_sub(1);
+        }
+    }
+
+    /// `bytes` of the head RPC were written; returns the head RPC if it is complete.
+    pub fn written(&mut self, bytes: u64) -> Option<u32> {
+        self.head_left -= bytes;
+        self.unsent -= bytes;
+        if self.head_left > 0 {
+            return None;
+        }
+        self.handed -= 1;
+        self.rpcs.pop_front()
+    }
 }
 
 /// The uplink of one node.
@@ -47,19 +108,76 @@ pub struct Uplink {
 pub struct Transport {
     pub links: Vec<LinkQueue>,
     pub uplinks: Vec<Uplink>,
+    pub sharing: UplinkSharing,
+    /// Bytes a connection's transport takes from its queue (`send_buffer_bytes`).
+    pub buffer: u64,
 }
 
 impl Transport {
-    pub fn new(nodes: usize, links: usize) -> Self {
+    pub fn new(nodes: usize, links: usize, sharing: UplinkSharing, buffer: u64) -> Self {
         Self {
             links: (0..links).map(|_| LinkQueue::default()).collect(),
             uplinks: (0..nodes).map(|_| Uplink::default()).collect(),
+            sharing,
+            buffer,
         }
     }
 
-    /// RPCs waiting on `link`, not counting one being written.
+    /// RPCs waiting in `link`'s outbound queue, not counting those the transport took.
     pub fn waiting(&self, link: u32) -> usize {
         let q = &self.links[link as usize];
-        q.rpcs.len() - usize::from(q.head_left > 0)
+        q.rpcs.len() - q.handed as usize
+    }
+
+    /// Bytes the uplink writes for the head RPC of `link` before serving another.
+    pub fn chunk(&self, link: u32) -> u64 {
+        let left = self.links[link as usize].head_left;
+        match self.sharing {
+            UplinkSharing::Fair => left.min(CHUNK),
+            UplinkSharing::Fifo => left,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sizes(rpc: u32) -> u64 {
+        [100_000, 100_000, 2_000, 50, 50, 50][rpc as usize]
+    }
+
+    #[test]
+    fn urgent_rpcs_keep_their_order_behind_what_the_transport_holds() {
+        // rpcQueue.PriorityPush appends to the priority lane; Pop takes its first.
+        let mut q = LinkQueue::default();
+        q.push(0, false);
+        q.hand_over(0, sizes);
+        q.push(3, true);
+        q.push(4, true);
+        q.push(5, false);
+        q.hand_over(0, sizes);
+        assert_eq!(q.rpcs, [0, 3, 4, 5]);
+        assert_eq!(q.handed, 1);
+    }
+
+    #[test]
+    fn the_transport_takes_rpcs_until_its_buffer_holds_enough() {
+        // 256 KiB buffer: two 100 kB RPCs fit below it, so a third is taken too (the
+        // buffer held 200 kB < 262,144 when it was offered); the fourth waits.
+        let mut q = LinkQueue::default();
+        for rpc in 0..4 {
+            q.push(rpc, false);
+        }
+        q.hand_over(262_144, |r| [100_000, 100_000, 100_000, 50][r as usize]);
+        assert_eq!((q.handed, q.unsent), (3, 300_000));
+        q.push(5, true);
+        assert_eq!(q.rpcs, [0, 1, 2, 5, 3], "urgent overtakes only what waits");
+        q.head_left = 100_000;
+        assert_eq!(q.written(100_000), Some(0));
+        q.hand_over(262_144, |r| {
+            [100_000, 100_000, 100_000, 50, 50, 50][r as usize]
+        });
+        assert_eq!((q.handed, q.unsent), (4, 200_100), "both small ones taken");
     }
 }

@@ -110,6 +110,9 @@ fn mean_retransmission_delay_matches_the_loss_formula() {
         jitter_ns: 0,
         loss: p,
         initial_window_segments: 0,
+        slow_start_after_idle: true,
+        uplink_sharing: Default::default(),
+        send_buffer_bytes: 0,
         upload_bps: vec![0, 0],
         download_bps: vec![0, 0],
         cpu_per_message_ns: vec![0, 0],
@@ -122,7 +125,7 @@ fn mean_retransmission_delay_matches_the_loss_formula() {
     for i in 0..trials {
         // Sends far apart, so head-of-line blocking never carries a delay over.
         let sent = i * 10 * S;
-        extra += net.propagate(sent, 0, latency, bytes) - sent - latency;
+        extra += net.propagate(sent, sent, 0, latency, bytes) - sent - latency;
     }
     let k = segments(bytes);
     let expected: f64 = (0..k)
@@ -168,15 +171,15 @@ fn a_saturated_cpu_falls_behind_and_a_small_validation_queue_drops() {
 
 #[test]
 fn a_full_outbound_queue_drops_exactly_what_exceeds_it() {
-    // 50 messages at once to one peer over a slow uplink; the queue holds 10 waiting
-    // RPCs besides the one being written.
+    // 50 messages at once to one peer over a slow uplink; without a transport buffer
+    // the queue holds 10 waiting RPCs besides the one being written.
     let c = config(
         2,
         "floodsub",
         MS,
         60 * S,
         1,
-        json!({"network": {"upload_bps": [1_000_000, 0]}, "protocol": {"peer_outbound_queue": 10}}),
+        json!({"network": {"upload_bps": [1_000_000, 0], "send_buffer_bytes": 0}, "protocol": {"peer_outbound_queue": 10}}),
     );
     let mut sim = Simulation::new(&c, &line(2), &messages(0, 100 * MS, 0, 50, 1000)).unwrap();
     sim.run();

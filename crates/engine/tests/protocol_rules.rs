@@ -73,9 +73,9 @@ fn a_graft_later_in_the_backoff_costs_one_penalty_point() {
 
 #[test]
 fn a_full_outbound_queue_drops_gossip_but_keeps_prune_for_later() {
-    // Node 0's uplink is slow and its queue holds 2 RPCs: a burst of messages fills it.
-    let patch =
-        json!({"network": {"upload_bps": [200_000, 0]}, "protocol": {"peer_outbound_queue": 2}});
+    // Node 0's uplink is slow, its queue holds 2 RPCs and its transport only the one
+    // being written: a burst of messages fills the queue.
+    let patch = json!({"network": {"upload_bps": [200_000, 0], "send_buffer_bytes": 0}, "protocol": {"peer_outbound_queue": 2}});
     let c = config(2, "gossipsub", MS, 100 * S, 1, patch);
     let mut sim = Simulation::new(&c, &line(2), &messages(0, 5 * S, 0, 10, 5000)).unwrap();
     sim.run_until(5 * S);

@@ -16,6 +16,7 @@ from gossiplab.scenario.base import MAX_U32, SHARE_TOLERANCE, Section, raise_pro
 from gossiplab.units import (
     Bandwidth,
     Duration,
+    Size,
     UnitError,
     format_duration,
     parse_bandwidth,
@@ -212,6 +213,16 @@ class NetworkConfig(Section):
     # TCP initial congestion window of a new connection, in segments (Linux: IW10, RFC 6928);
     # 0 turns slow start off.
     initial_window: int = Field(default=10, ge=0, le=MAX_U32)
+    # After idle for longer than the retransmission timeout a connection's window falls
+    # back towards the initial one (Linux's net.ipv4.tcp_slow_start_after_idle = 1).
+    slow_start_after_idle: bool = True
+    # How a node's uplink serves its connections: "fair" (turns of 16 KiB: TCP flows
+    # through the kernel's FIFO qdisc, measured) or "fifo" (whole RPCs in queueing order:
+    # Shadow's interface queue). See docs/network-calibration.md.
+    uplink_sharing: Literal["fair", "fifo"] = "fair"
+    # Bytes per connection the transport takes from the 32-RPC outbound queue (yamux's
+    # initial stream window); what it took can no longer be overtaken by IDONTWANT.
+    send_buffer: Size = Field(default=256 * 1024, ge=0)
     regions: Annotated[RegionTable | None, BeforeValidator(_expand_region_preset)] = None
     classes: list[NodeClass] = Field(default_factory=list)
     # Groups of nodes behind one IP address each (every other node has its own): what
