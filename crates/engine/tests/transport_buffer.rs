@@ -78,3 +78,28 @@ fn the_queue_counts_only_what_the_transport_has_not_taken() {
     assert_eq!(delivered, taken + 10);
     assert_eq!(dropped, 400 - taken - 10);
 }
+
+#[test]
+fn a_full_queue_drops_an_urgent_idontwant_too() {
+    // Queue of 2, transport holding only the RPC being written. Three publishes at
+    // once, each queueing IDONTWANT (urgent) then the message (go: both lanes share
+    // rpcQueue's maxSize; push fails when full, doDropRPC; IDONTWANT is never retried):
+    // IDW1 written, M1 waits; IDW2 waits (ahead of M1), M2 dropped; IDW3, M3 dropped.
+    let patch = json!({
+        "network": {"upload_bps": [8_000_000, 0], "send_buffer_bytes": 0},
+        "protocol": {"version": "1.2", "peer_outbound_queue": 2}
+    });
+    let c = config(2, "gossipsub", 10 * MS, 10 * S, 1, patch);
+    let mut sim = Simulation::new(&c, &line(2), &messages(0, S, 0, 3, 2_000)).unwrap();
+    sim.run();
+    let dropped = |kind: usize| -> u64 {
+        sim.output()
+            .drops
+            .iter()
+            .filter(|(k, _)| k.reason == "outbound-queue-full" && k.kind as usize == kind)
+            .map(|(_, c)| c)
+            .sum()
+    };
+    assert_eq!((dropped(IDONTWANT), dropped(0)), (1, 2));
+    assert_eq!(sim.traffic(1)[IDONTWANT].msgs_recv, 2);
+}
