@@ -16,7 +16,7 @@ import (
 // issue's benchmark network (ethshadow's 8 regions, 20 % 1 Gbit / 80 % 50 Mbit nodes
 // with +20 ms and +0.1 % loss at each end, every node dialing random peers until it
 // has k, Ethereum's gossipsub v1.2 parameters without scoring), publishing m × 128 KiB
-// at once from m nodes after a 30 s warm-up and running 10 s more. Minutes of both
+// at once from m nodes after a 30 s warm-up and running `tail` s more (10 unless set). Minutes of both
 // cores at 1,000 nodes: never part of the default test run.
 const benchEnv = "GOSSIPLAB_SIMNET_BENCH"
 
@@ -36,12 +36,12 @@ var (
 	benchRegionShare = [8]float64{0.05, 0.08, 0.36, 0.22, 0.22, 0.01, 0.01, 0.05}
 )
 
-func benchParams(t *testing.T) (nodes, k, m int) {
+func benchParams(t *testing.T) (nodes, k, m, tail int) {
 	spec := os.Getenv(benchEnv)
 	if spec == "" {
 		t.Skip(benchEnv + " is not set (e.g. nodes=100,k=8,m=1)")
 	}
-	nodes, k, m = 100, 8, 1
+	nodes, k, m, tail = 100, 8, 1, 10
 	for _, field := range strings.Split(spec, ",") {
 		name, value, _ := strings.Cut(field, "=")
 		v, err := strconv.Atoi(value)
@@ -55,11 +55,13 @@ func benchParams(t *testing.T) (nodes, k, m int) {
 			k = v
 		case "m":
 			m = v
+		case "tail":
+			tail = v
 		default:
-			t.Fatalf("%s: unknown %q (nodes, k, m)", benchEnv, name)
+			t.Fatalf("%s: unknown %q (nodes, k, m, tail)", benchEnv, name)
 		}
 	}
-	return nodes, k, m
+	return nodes, k, m, tail
 }
 
 // connectRandom is the model's connect-random topology: each node in turn dials random
@@ -83,10 +85,10 @@ func connectRandom(rng *rand.Rand, n, k int) []edge {
 	return edges
 }
 
-func benchRun(nodes, k, m int) *RunConfig {
+func benchRun(nodes, k, m, tail int) *RunConfig {
 	rng := rand.New(rand.NewPCG(2026, 14))
 	publishAt := 30 * time.Second
-	cfg := testRun(nodes, connectRandom(rng, nodes, k), 0, 0, int64(publishAt+10*time.Second))
+	cfg := testRun(nodes, connectRandom(rng, nodes, k), 0, 0, int64(publishAt+time.Duration(tail)*time.Second))
 	cfg.DialStaggerNs = int64(time.Millisecond)
 	cfg.Network.Latency = LatencyConfig{Kind: "matrix", AddedNs: make([]int64, nodes)}
 	for _, row := range benchLatencyMs {
@@ -127,8 +129,8 @@ func benchRun(nodes, k, m int) *RunConfig {
 }
 
 func TestBench(t *testing.T) {
-	nodes, k, m := benchParams(t)
-	cfg := benchRun(nodes, k, m)
+	nodes, k, m, tail := benchParams(t)
+	cfg := benchRun(nodes, k, m, tail)
 	cfg.Link = os.Getenv("GOSSIPLAB_SIMNET_LINK")
 	out := os.Getenv("GOSSIPLAB_SIMNET_BENCH_OUT")
 	if out == "" {
