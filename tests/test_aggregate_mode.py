@@ -102,7 +102,7 @@ def _approximated(path: str) -> bool:
     latency = parts[0] == "receipt_latency_ms" or (
         parts[0] in ("by_class", "by_region") and len(parts) == 4 and parts[2] == "latency_ms"
     )
-    return latency and parts[-1] in ("p50", "p90", "p99")
+    return latency and parts[-1] in ("p50", "p90", "p95", "p99")
 
 
 def test_every_metric_agrees_with_the_full_mode(both: dict[str, tuple[Path, dict]]) -> None:
@@ -135,7 +135,7 @@ def test_every_metric_agrees_with_the_full_mode(both: dict[str, tuple[Path, dict
     assert 0 < summary["delivery"]["messages_fully_delivered"] < summary["messages"]["measured"]
     assert summary["duplicates"]["per_node_per_message"]["max"] > 0
     assert set(summary["by_class"]) == {"fast", "slow"}
-    assert len(approximated) == 9  # overall and for both classes: p50, p90, p99
+    assert len(approximated) == 12  # overall and for both classes: p50, p90, p95, p99
 
 
 def test_the_summary_says_which_values_are_approximated(
@@ -278,9 +278,18 @@ def test_a_publisher_getting_its_own_message_back_is_no_delivery() -> None:
 
 
 def test_weighted_distribution_is_nearest_rank_over_the_expanded_values() -> None:
-    # 0 x 5, 1 x 3, 4 x 2: ranks 1-5 are 0, 6-8 are 1, 9-10 are 4.
+    # 0 x 5, 1 x 3, 4 x 2: ranks 1-5 are 0, 6-8 are 1, 9-10 are 4 (p95: rank 10).
     got = weighted_distribution([4, 0, 1], [2, 5, 3])
-    assert got == {"count": 10, "mean": 1.1, "min": 0, "p50": 0, "p90": 4, "p99": 4, "max": 4}
+    assert got == {
+        "count": 10,
+        "mean": 1.1,
+        "min": 0,
+        "p50": 0,
+        "p90": 4,
+        "p95": 4,
+        "p99": 4,
+        "max": 4,
+    }
 
 
 def test_a_percentile_is_the_middle_of_the_bin_holding_its_rank() -> None:

@@ -73,16 +73,28 @@ def test_by_class_matches_a_hand_count() -> None:
     # msg 0 at nodes 1, 2 (10, 20 ms); msg 1 at nodes 0, 1, 2 (100, 200, 300 ms).
     assert (fast["nodes"], fast["expected_first_receipts"], fast["first_receipts"]) == (3, 5, 5)
     assert fast["delivery_ratio"] == 1.0
-    # Sorted latencies 10, 20, 100, 200, 300: ranks ceil(.5*5)=3, ceil(.9*5)=5, 5.
-    assert fast["latency_ms"] == {"p50": 100.0, "p90": 300.0, "p99": 300.0, "max": 300.0}
+    # Sorted latencies 10, 20, 100, 200, 300: ranks ceil(.5*5)=3, ceil(.9*5)=5, 5, 5.
+    assert fast["latency_ms"] == {
+        "p50": 100.0,
+        "p90": 300.0,
+        "p95": 300.0,
+        "p99": 300.0,
+        "max": 300.0,
+    }
     assert fast["mean_hop"] == pytest.approx((1 + 2 + 2 + 3 + 3) / 5)
     assert fast["bytes_sent_per_node_mean"] == pytest.approx((600 + 300 + 0) / 3)
     # slow: 3 x 2 minus node 4's own message 1 = 5 expected; received: msg 0 at 3, 4, 5
     # (30, 40, 50 ms), msg 1 at node 3 (400 ms); node 5 missed msg 1.
     assert (slow["nodes"], slow["expected_first_receipts"], slow["first_receipts"]) == (3, 5, 4)
     assert slow["delivery_ratio"] == pytest.approx(4 / 5)
-    # Sorted 30, 40, 50, 400: ranks ceil(2)=2, ceil(3.6)=4, ceil(3.96)=4.
-    assert slow["latency_ms"] == {"p50": 40.0, "p90": 400.0, "p99": 400.0, "max": 400.0}
+    # Sorted 30, 40, 50, 400: ranks ceil(2)=2, ceil(3.6)=4, ceil(3.8)=4, ceil(3.96)=4.
+    assert slow["latency_ms"] == {
+        "p50": 40.0,
+        "p90": 400.0,
+        "p95": 400.0,
+        "p99": 400.0,
+        "max": 400.0,
+    }
     assert slow["mean_hop"] == pytest.approx((1 + 2 + 3 + 1) / 4)
     assert slow["bytes_sent_per_node_mean"] == pytest.approx((0 + 990 + 0) / 3)
 
@@ -122,7 +134,13 @@ def test_a_group_that_received_nothing_is_listed_without_latency() -> None:
     idle = compute_summary(frames, run_info(6))["by_class"]["idle"]
     assert (idle["nodes"], idle["expected_first_receipts"], idle["first_receipts"]) == (1, 2, 0)
     assert idle["delivery_ratio"] == 0.0
-    assert idle["latency_ms"] == {"p50": None, "p90": None, "p99": None, "max": None}
+    assert idle["latency_ms"] == {
+        "p50": None,
+        "p90": None,
+        "p95": None,
+        "p99": None,
+        "max": None,
+    }
     assert idle["mean_hop"] is None
 
 

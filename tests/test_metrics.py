@@ -7,7 +7,12 @@ from typing import Any
 import polars as pl
 import pytest
 
-from gossiplab.analysis.metrics import compute_summary, distribution, nearest_rank
+from gossiplab.analysis.metrics import (
+    compute_summary,
+    distribution,
+    distribution_with_losses,
+    nearest_rank,
+)
 from gossiplab.analysis.tables import RunTables, empty_table, from_rows
 from gossiplab.errors import ResultsError
 
@@ -63,7 +68,7 @@ def tables(
 
 
 def stats(**values: Any) -> dict[str, Any]:
-    return {key: values[key] for key in ("count", "mean", "min", "p50", "p90", "p99", "max")}
+    return {key: values[key] for key in ("count", "mean", "min", "p50", "p90", "p95", "p99", "max")}
 
 
 # --- percentiles --------------------------------------------------------------------
@@ -76,11 +81,33 @@ def test_nearest_rank_picks_the_value_at_rank_ceil_p_n() -> None:
 
 def test_distribution_ignores_nulls_and_nans_and_is_null_when_empty() -> None:
     assert distribution(pl.Series([3.0, None, float("nan"), 1.0])) == stats(
-        count=2, mean=2.0, min=1.0, p50=1.0, p90=3.0, p99=3.0, max=3.0
+        count=2, mean=2.0, min=1.0, p50=1.0, p90=3.0, p95=3.0, p99=3.0, max=3.0
     )
     assert distribution(pl.Series([], dtype=pl.Int64)) == stats(
-        count=0, mean=None, min=None, p50=None, p90=None, p99=None, max=None
+        count=0, mean=None, min=None, p50=None, p90=None, p95=None, p99=None, max=None
     )
+
+
+def test_distribution_has_p95_by_nearest_rank() -> None:
+    # 20 values 1..20: p95 is the value at rank ceil(0.95 × 20) = 19, p90 at rank 18.
+    got = distribution(pl.Series(range(1, 21)))
+    assert (got["p90"], got["p95"], got["p99"]) == (18, 19, 20)
+
+
+def test_distribution_with_losses_ranks_the_losses_last() -> None:
+    # 8 values and 2 losses: rank ceil(0.5 × 10) = 5 is the 5th value; ranks 9 and 10 are
+    # losses, so p90, p95, p99 and max are "never".
+    got = distribution_with_losses(pl.Series([8.0, 1, 2, 3, 4, 5, 6, 7, None, None]))
+    assert got == {
+        "count": 10,
+        "reached": 8,
+        "p50": 5.0,
+        "p90": None,
+        "p95": None,
+        "p99": None,
+        "max": None,
+    }
+    assert distribution_with_losses(pl.Series([2.0, 1.0]))["max"] == 2.0
 
 
 # --- one message along a line -------------------------------------------------------
@@ -92,10 +119,10 @@ def test_line_of_five_nodes() -> None:
     assert summary["delivery"]["ratio"] == 1.0
     assert summary["delivery"]["messages_fully_delivered"] == 1
     assert summary["dissemination_ms"] == stats(
-        count=1, mean=40.0, min=40.0, p50=40.0, p90=40.0, p99=40.0, max=40.0
+        count=1, mean=40.0, min=40.0, p50=40.0, p90=40.0, p95=40.0, p99=40.0, max=40.0
     )
     assert summary["receipt_latency_ms"] == stats(
-        count=4, mean=25.0, min=10.0, p50=20.0, p90=40.0, p99=40.0, max=40.0
+        count=4, mean=25.0, min=10.0, p50=20.0, p90=40.0, p95=40.0, p99=40.0, max=40.0
     )
     assert summary["last_delivery_hop"]["mean"] == 4
     assert summary["last_delivery_hop"]["histogram"] == {"4": 1}
@@ -123,6 +150,51 @@ def test_times_are_measured_from_the_actual_publish() -> None:
 
 
 # --- partial delivery ---------------------------------------------------------------
+
+
+def ten_messages_two_reaching_half() -> RunTables:
+    """Line 0-1-2, message i published at i × 100 ms; node 1 has it 10 + i ms later, node 2
+    20 + i ms later, except for messages 8 and 9, which never reach node 2."""
+    publishes, rows = [], []
+    for i in range(10):
+        start = i * 100
+        publishes.append(publish(i, t_ms=start, receipts=2 if i < 8 else 1))
+        receipts = [(1, start + 10 + i, 1), (2, start + 20 + i, 2)]
+        rows += deliver(i, receipts if i < 8 else receipts[:1])
+    return tables(publishes, rows)
+
+
+def test_time_to_reach_over_all_messages_shows_the_losses() -> None:
+    summary = compute_summary(ten_messages_two_reaching_half(), run_info(3))
+    # The headline covers the 8 fully delivered messages only.
+    assert summary["dissemination_ms"]["count"] == 8
+    assert summary["time_to_reach_ms"]["100"]["p90"] == 27.0  # rank 8 of the 8 that got there
+    everyone = summary["time_to_reach_all_ms"]["100"]
+    # Ranks over all 10: rank 5 is 24 ms; ranks 9 and 10 are the two that never got there.
+    assert (everyone["count"], everyone["reached"], everyone["p50"]) == (10, 8, 24.0)
+    assert (everyone["p90"], everyone["max"]) == (None, None)
+    half = summary["time_to_reach_all_ms"]["50"]  # 1 of 2 receivers: node 1, at 10 + i ms
+    assert (half["reached"], half["p90"], half["p95"], half["max"]) == (10, 18.0, 19.0, 19.0)
+
+
+def test_a_headline_covering_under_99_percent_of_messages_is_flagged() -> None:
+    summary = compute_summary(ten_messages_two_reaching_half(), run_info(3))
+    coverage = summary["dissemination_coverage"]
+    assert (coverage["messages"], coverage["fully_delivered"], coverage["share"]) == (10, 8, 0.8)
+    assert summary["warnings"] == [coverage["warning"]]
+    assert "only 8 of 10 messages (80.0%)" in coverage["warning"]
+
+
+def test_a_headline_covering_99_percent_is_not_flagged() -> None:
+    # 100 messages along a line of 3, one of them never reaching node 2: 99 % covered.
+    publishes, rows = [], []
+    for i in range(100):
+        publishes.append(publish(i, t_ms=i * 10, receipts=2 if i else 1))
+        rows += deliver(i, [(1, i * 10 + 1, 1), (2, i * 10 + 2, 2)][: 2 if i else 1])
+    summary = compute_summary(tables(publishes, rows), run_info(3))
+    assert summary["dissemination_coverage"]["share"] == 0.99
+    assert summary["dissemination_coverage"]["warning"] is None
+    assert summary["warnings"] == []
 
 
 def test_message_reaching_three_of_four_is_not_fully_delivered() -> None:
@@ -228,7 +300,7 @@ def test_two_duplicates_at_one_node_give_rmr_one_half() -> None:
 
     assert summary["duplicates"]["rmr"] == 0.5  # (4 + 2) / 4 - 1
     assert summary["duplicates"]["per_node_per_message"] == stats(
-        count=4, mean=0.5, min=0, p50=0, p90=2, p99=2, max=2
+        count=4, mean=0.5, min=0, p50=0, p90=2, p95=2, p99=2, max=2
     )
 
 
@@ -265,7 +337,7 @@ def test_traffic_is_summed_by_kind_and_node() -> None:
     assert (result["total_bytes_sent"], result["total_bytes_recv"]) == (370, 330)
     # Node 2 sent nothing and still counts, as zero.
     assert result["bytes_sent_per_node"] == stats(
-        count=3, mean=370 / 3, min=0, p50=120, p90=250, p99=250, max=250
+        count=3, mean=370 / 3, min=0, p50=120, p90=250, p95=250, p99=250, max=250
     )
     assert result["amplification"] == 1.5  # 300 payload bytes for 100 bytes × 2 receivers
     assert summary["control"] == {

@@ -172,3 +172,24 @@ def test_a_model_run_has_no_cpu_and_memory_section(tmp_path: Path) -> None:
     out = write_results(tmp_path / "run", run_tables(), SCENARIO, run_info())
     assert "CPU and memory" not in (out / "report.html").read_text()
     assert not (out / "plots" / "resources.png").exists()
+
+
+def test_a_headline_that_hides_losses_is_flagged_and_timed_over_all_messages(
+    tmp_path: Path,
+) -> None:
+    # Message 1 never reaches node 4: the dissemination percentiles cover 1 of 2 messages.
+    full = run_tables()
+    lossy = dataclasses.replace(
+        full,
+        deliveries=full.deliveries.filter(~((pl.col("msg") == 1) & (pl.col("node") == 4))),
+    )
+    html = write_results(tmp_path / "lossy", lossy, SCENARIO, run_info()) / "report.html"
+    text = html.read_text()
+    assert "Warning: the dissemination percentiles cover only 1 of 2 messages (50.0%)" in text
+    # 100 % of the nodes over both messages: rank ceil(0.9 × 2) = 2 is the lost one.
+    row = re.search(r"<td>100%</td><td[^>]*>1 of 2</td>(.*?)</tr>", text)
+    assert row is not None
+    # p50 (rank 1) is message 0's 40 ms; p90, p95, p99 and max fall on message 1.
+    assert re.findall(r"<td[^>]*>([^<]*)</td>", row.group(1)) == ["40.00", *["never"] * 4]
+    clean = write_results(tmp_path / "full", full, SCENARIO, run_info()) / "report.html"
+    assert "Warning:" not in clean.read_text()

@@ -29,7 +29,7 @@ from gossiplab.errors import ResultsError
 NS_PER_MS = 1_000_000
 MAX_RELATIVE_ERROR = 1 / 256
 """Largest relative error of a percentile read off the latency histogram."""
-PERCENTILES: tuple[int, ...] = (50, 90, 99)
+PERCENTILES: tuple[int, ...] = (50, 90, 95, 99)
 
 Stats = dict[str, Any]
 _PKEYS = [f"p{p}" for p in PERCENTILES]
@@ -77,7 +77,7 @@ def _percentiles_ns(histogram: pl.DataFrame, count: int, low: int, high: int) ->
 
 
 def latency_distribution(tables: RunTables) -> Stats:
-    """``receipt_latency_ms`` of summary.json: count, mean, min, max exact; p50, p90, p99
+    """``receipt_latency_ms`` of summary.json: count, mean, min, max exact; p50, p90, p95, p99
     from the histogram (see the module's docstring)."""
     receivers = _require(tables.receivers, "receivers")
     histogram = _require(tables.latency_histogram, "latency_histogram")
@@ -100,7 +100,7 @@ def latency_distribution(tables: RunTables) -> Stats:
 
 
 def weighted_distribution(values: Sequence[int], counts: Sequence[int]) -> Stats:
-    """count, mean, min, p50, p90, p99 and max of integer ``values`` seen ``counts`` times
+    """count, mean, min, p50, p90, p95, p99 and max of integer ``values`` seen ``counts`` times
     (exact nearest rank, as ``metrics.distribution`` over the expanded values)."""
     pairs = sorted((int(v), int(c)) for v, c in zip(values, counts, strict=True) if c > 0)
     total = sum(c for _, c in pairs)
@@ -135,7 +135,7 @@ def receipts_per_message(tables: RunTables) -> pl.DataFrame:
 
 
 def receipt_stats_by_group(members: pl.DataFrame, tables: RunTables) -> pl.DataFrame:
-    """Per group of ``members`` (node, group): first_receipts, p50/p90/p99 and max latency
+    """Per group of ``members`` (node, group): first_receipts, p50/p90/p95/p99 and max latency
     (ns) and mean_hop, like ``breakdown`` computes them from per-receipt rows; the
     percentiles come from the histogram. Groups without receipts are left out."""
     receivers = _require(tables.receivers, "receivers").join(members, on="node", how="inner")

@@ -21,11 +21,11 @@ import polars as pl
 from gossiplab.analysis.headline import format_value
 
 NS_PER_MS = 1_000_000
-PERCENTILES: tuple[int, ...] = (50, 90, 99)
+PERCENTILES: tuple[int, ...] = (50, 90, 95, 99)
 GROUPINGS: tuple[tuple[str, str], ...] = (("by_class", "class"), ("by_region", "region"))
 """summary.json key and nodes-table column of each breakdown."""
 ReceiptStats = Callable[[pl.DataFrame], pl.DataFrame]
-"""(node, group) members -> group, first_receipts, p50, p90, p99, max (ns) and mean_hop."""
+"""(node, group) members -> group, first_receipts, p50, p90, p95, p99, max (ns) and mean_hop."""
 
 
 def group_breakdowns(
@@ -185,6 +185,7 @@ def breakdown_tables(summary: Mapping[str, Any]) -> list[GroupTable]:
             "delivery ratio",
             "latency p50 (ms)",
             "p90 (ms)",
+            "p95 (ms)",
             "p99 (ms)",
             "max (ms)",
             "mean hop",
@@ -202,7 +203,7 @@ def _row(name: str, group: dict[str, Any]) -> list[str]:
         name,
         format_value(group["nodes"], "count"),
         format_value(group["delivery_ratio"], "ratio"),
-        *(format_value(latency[key], "ms") for key in ("p50", "p90", "p99", "max")),
+        *(format_value(latency[key], "ms") for key in ("p50", "p90", "p95", "p99", "max")),
         format_value(group["mean_hop"], "hops"),
         format_value(group["bytes_sent_per_node_mean"], "bytes"),
     ]

@@ -52,6 +52,12 @@ HEADLINE: tuple[Metric, ...] = (
         "delivery.messages_fully_delivered",
         "count",
     ),
+    _m(
+        "dissemination_coverage",
+        "Share of messages the dissemination percentiles cover",
+        "dissemination_coverage.share",
+        "ratio",
+    ),
     _m("dissemination_p50_ms", "Dissemination p50 (ms)", "dissemination_ms.p50", "ms"),
     _m("dissemination_p90_ms", "Dissemination p90 (ms)", "dissemination_ms.p90", "ms"),
     _m("dissemination_p99_ms", "Dissemination p99 (ms)", "dissemination_ms.p99", "ms"),

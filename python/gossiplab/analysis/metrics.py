@@ -4,7 +4,7 @@ The same tables always give the same numbers, whatever the backend:
 
 - Percentiles are nearest-rank: the p-th percentile of n sorted values is the value at
   rank ceil(p/100 × n), rank 1 for p = 0. It is always an observed value and needs no
-  interpolation. Every distribution reports count, mean, min, p50, p90, p99 and max, and
+  interpolation. Every distribution reports count, mean, min, p50, p90, p95, p99 and max, and
   None for each of them but count when there is nothing to describe.
 - Message metrics cover the messages whose intended publish time is at or after
   ``run["warmup_ns"]``; the others are counted as excluded. Traffic and drops are per-node
@@ -34,9 +34,11 @@ from gossiplab.analysis.tables import CONTROL_KINDS, POLARS_SCHEMAS, TRAFFIC_KIN
 from gossiplab.errors import ResultsError
 
 NS_PER_MS = 1_000_000
-PERCENTILES: tuple[int, ...] = (50, 90, 99)
+PERCENTILES: tuple[int, ...] = (50, 90, 95, 99)
 REACH_PERCENTS: tuple[int, ...] = (50, 90, 95, 99, 100)
 """Shares of a message's expected receivers whose reach time is measured."""
+COVERAGE_WARNING_BELOW = 0.99
+"""Below this share of fully delivered messages, the dissemination percentiles get a warning."""
 BATCH_DEADLINE_NS = 4_000_000_000
 """A batch's messages count as on time when delivered everywhere within this of its start."""
 TRAFFIC_COUNTERS: tuple[str, ...] = ("msgs_sent", "bytes_sent", "msgs_recv", "bytes_recv")
@@ -53,7 +55,7 @@ def nearest_rank(ordered: pl.Series, percent: int) -> Any:
 
 
 def distribution(values: pl.Series) -> Stats:
-    """Count, mean, min, p50, p90, p99 and max of ``values``, ignoring nulls and NaNs."""
+    """Count, mean, min, p50, p90, p95, p99 and max of ``values``, ignoring nulls and NaNs."""
     values = values.drop_nulls()
     if values.dtype.is_float():
         values = values.drop_nans()
@@ -66,6 +68,28 @@ def distribution(values: pl.Series) -> Stats:
         "min": ordered[0],
         **{f"p{p}": nearest_rank(ordered, p) for p in PERCENTILES},
         "max": ordered[-1],
+    }
+
+
+def distribution_with_losses(values: pl.Series) -> Stats:
+    """Percentiles over every value, a null counting as a loss: later than any number.
+
+    ``count`` is every value, ``reached`` the non-null ones; a percentile whose rank falls
+    among the losses, and ``max`` when there is any loss, are None ("never").
+    """
+    count = values.len()
+    ordered = values.drop_nulls().sort()
+    reached = ordered.len()
+
+    def at(percent: int) -> Any:
+        rank = max(1, -(-percent * count // 100))
+        return ordered[rank - 1] if rank <= reached else None
+
+    return {
+        "count": count,
+        "reached": reached,
+        **{f"p{p}": at(p) for p in PERCENTILES},
+        "max": ordered[-1] if reached == count and count else None,
     }
 
 
@@ -276,6 +300,12 @@ def compute_summary(
             str(percent): distribution(ns_to_ms(messages[f"reach_{percent}_ns"]))
             for percent in REACH_PERCENTS
         },
+        # The same over every measured message: one that never reached the share is a loss.
+        "time_to_reach_all_ms": {
+            str(percent): distribution_with_losses(ns_to_ms(messages[f"reach_{percent}_ns"]))
+            for percent in REACH_PERCENTS
+        },
+        "dissemination_coverage": _coverage(messages),
         "receipt_latency_ms": (
             aggregates.latency_distribution(tables)
             if aggregate
@@ -314,7 +344,24 @@ def compute_summary(
     }
     if aggregate:
         summary["approximated"] = aggregates.approximated(summary)
+    warning = summary["dissemination_coverage"]["warning"]
+    summary["warnings"] = [warning] if warning else []
     return summary
+
+
+def _coverage(messages: pl.DataFrame) -> dict[str, Any]:
+    """How many measured messages the dissemination percentiles (fully delivered only) cover."""
+    measured = messages.height
+    covered = int(messages["fully_delivered"].sum() or 0)
+    share = covered / measured if measured else None
+    warning = None
+    if share is not None and share < COVERAGE_WARNING_BELOW:
+        warning = (
+            f"the dissemination percentiles cover only {covered:,} of {measured:,} messages "
+            f"({share:.1%}): the others never reached every node. Read the time to reach "
+            "50/90/99/100% of nodes over all messages (time_to_reach_all_ms) beside them."
+        )
+    return {"messages": measured, "fully_delivered": covered, "share": share, "warning": warning}
 
 
 def _nodes(run: Mapping[str, Any]) -> int:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from gossiplab.cli import analysis as cli_analysis
@@ -96,6 +97,8 @@ def run(
             with simulated_time_bar(s.name, err) as bar:
                 result = run_scenario(s, out_dir, force=force, progress=bar)
         out.print(_headline_table(result.summary))
+        for warning in result.summary.get("warnings") or []:
+            out.print(f"[yellow]warning:[/] {escape(warning)}", soft_wrap=True)
         out.print(f"results: {result.out_dir}")
         out.print(f"report:  {result.report}")
 

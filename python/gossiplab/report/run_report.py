@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from gossiplab.analysis.breakdown import breakdown_tables
-from gossiplab.analysis.headline import HEADLINE, NO_VALUE
+from gossiplab.analysis.headline import HEADLINE, NO_VALUE, format_value
 from gossiplab.analysis.metrics import TRAFFIC_COUNTERS, Measured, compute_summary, measure
 from gossiplab.analysis.results import (
     PLOTS_DIR,
@@ -28,6 +28,8 @@ from gossiplab.analysis.results import (
 from gossiplab.analysis.tables import RunTables
 from gossiplab.report.pages import Block, Code, Figure, Section, Table, Text, render_page
 from gossiplab.report.plots import DROPS, Plot, render_all
+
+NEVER = "never"
 
 
 def build_report(results_dir: Path) -> Path:
@@ -67,16 +69,19 @@ def render_report(
 
 
 def _sections(summary: Mapping[str, Any], plots: list[Plot], scenario: str) -> list[Section]:
+    warnings = [Text(f"Warning: {w}") for w in summary.get("warnings") or []]
     sections = [
         Section(
             "Headline",
             [
+                *warnings,
                 Text(
                     "Message metrics cover the messages published after the warm-up; traffic "
                     "and drops cover the whole run. Percentiles are nearest-rank; n/a means "
                     "there was nothing to measure (for example no fully delivered message)."
                 ),
                 Table(["metric", "value"], _headline_rows(summary)),
+                *_reach_over_all(summary),
             ],
         )
     ]
@@ -115,6 +120,29 @@ def _sections(summary: Mapping[str, Any], plots: list[Plot], scenario: str) -> l
         )
     )
     return sections
+
+
+def _reach_over_all(summary: Mapping[str, Any]) -> list[Block]:
+    """Time to reach a share of the nodes over every measured message, losses included."""
+    reach = summary.get("time_to_reach_all_ms")
+    if not isinstance(reach, Mapping) or not reach:
+        return []
+    keys = [key for key in next(iter(reach.values())) if key.startswith("p")] + ["max"]
+    rows = []
+    for share, stats in reach.items():
+        lost = stats["reached"] < stats["count"]
+        cells = [
+            NEVER if stats[key] is None and lost else format_value(stats[key], "ms") for key in keys
+        ]
+        rows.append([f"{share}%", f"{stats['reached']:,} of {stats['count']:,}", *cells])
+    text = (
+        "Time from publish until a share of the expected receivers had the message, over "
+        "every measured message: a message that never reached that share counts as later "
+        'than all others, so a percentile that falls on one reads "never". The dissemination '
+        "percentiles above cover only the messages that reached every node."
+    )
+    header = ["share of nodes", "messages reaching it", *(f"{k} (ms)" for k in keys)]
+    return [Text(text), Table(header, rows)]
 
 
 def _testbed_sections(summary: Mapping[str, Any]) -> list[Section]:
