@@ -163,3 +163,59 @@ def test_scoring_on_still_delivers_everything_to_honest_nodes(tmp_path: Path) ->
     # Honest nodes never score below 0, so scoring must not cost any delivery.
     assert result.summary["delivery"]["ratio"] == 1.0
     assert result.summary["drops"]["total"] == 0
+
+
+def test_one_publisher_sends_a_batch_message_by_message(tmp_path: Path) -> None:
+    # Node 1, the middle of a line of three, publishes 4 messages at one instant, as
+    # consecutive Publish calls: each message goes to both neighbours before the next.
+    s = scenario(
+        tmp_path,
+        topology={"kind": "line", "nodes": 3},
+        network={"latency": "10ms", "upload": "8Mbit"},
+        protocol={"name": "floodsub"},
+        workload={
+            "messages": 4,
+            "batch": 4,
+            "batch_publisher": "same",
+            "publishers": [1],
+            "size": "10kB",
+            "warmup": "1s",
+            "cooldown": "2s",
+        },
+    )
+    result = run_to(tmp_path, s)
+    publishes = pl.read_parquet(result.out_dir / "publishes.parquet")
+    assert publishes["publisher"].to_list() == [1] * 4
+    assert publishes["t_publish_ns"].n_unique() == 1
+    deliveries = pl.read_parquet(result.out_dir / "deliveries.parquet")
+    by_msg = deliveries.group_by("msg").agg(first=pl.col("t_ns").min(), last=pl.col("t_ns").max())
+    by_msg = by_msg.sort("msg")
+    assert by_msg["msg"].to_list() == [0, 1, 2, 3]
+    # 10 kB take 10 ms on an 8 Mbit uplink: message i+1 reaches nobody before i reached both.
+    assert (by_msg["last"][:-1] <= by_msg["first"][1:]).all()
+    assert (by_msg["first"].diff().drop_nulls() >= 10 * MS).all()
+    batches = result.summary["batches"]
+    assert (batches["count"], batches["complete"]) == (1, 1)
+    assert batches["messages_per_batch"]["max"] == 4
+    assert batches["completion_ms"]["max"] == pytest.approx(by_msg["last"].max() / MS - 1000)
+
+
+def test_a_duplicate_arriving_after_validation_costs_no_cpu(tmp_path: Path) -> None:
+    # Triangle P(0), A, T; 10 ms links, 100 ms of CPU per validated copy. M1 from P at t0:
+    # A and T validate it until t0 + 110 ms; A's relay reaches T at 120 ms, already seen.
+    # M2 from P at t0 + 125 ms reaches T at 135 ms. go drops a seen copy before validation
+    # (pubsub.go, shouldPush): T is idle and delivers M2 at 235 ms. Were the duplicate
+    # validated, T would be busy until 220 ms and deliver M2 at 320 ms.
+    s = scenario(
+        tmp_path,
+        topology={"kind": "full", "nodes": 3},
+        network={"latency": "10ms", "cpu_per_message": "100ms"},
+        protocol={"name": "floodsub"},
+        workload={"messages": 2, "rate": "8/s", "publishers": [0], "warmup": "1s"},
+    )
+    result = run_to(tmp_path, s)
+    deliveries = pl.read_parquet(result.out_dir / "deliveries.parquet")
+    t0 = 1000 * MS
+    at_t = deliveries.filter(pl.col("node") == 2).sort("msg")
+    assert (at_t["t_ns"] - t0).to_list() == [110 * MS, 235 * MS]
+    assert at_t["duplicates"].to_list() == [1, 1]

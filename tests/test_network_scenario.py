@@ -14,6 +14,7 @@ from gossiplab.network_presets import CLASS_PRESETS, REGION_PRESETS
 from gossiplab.scenario import (
     ClassPreset,
     RegionPreset,
+    expand_sweep,
     load_scenario,
     parse_scenario,
     scenario_to_toml,
@@ -210,3 +211,33 @@ def test_malformed_network_is_reported_with_its_field(fields: dict[str, Any], pa
     paths = [p.path for p in err.value.problems]
     assert path in paths, err.value.problems
     assert all(p.message and p.hint for p in err.value.problems), err.value.problems
+
+
+def test_ethereum_announce_sweep_is_the_v2_study_setup() -> None:
+    # ppopth/pubsub-shadow: main.go (dial until 35, D 8/6/12, history 6/3, INEED timeout
+    # 1 s, queues 600, StrictNoSign, node 0 publishing every message) and run_sim.sh
+    # (heartbeat 700 ms for D_announce 0, 1.5 s for 7 and 8).
+    s = load_scenario(REPO / "scenarios/ethereum/announce-sweep.toml")
+    assert (s.topology.kind, s.topology.nodes, s.topology.k) == ("dial-until", 1000, 35)
+    assert s.network.regions is not None and s.network.regions.preset == "pubsub-shadow"
+    assert [(c.share, c.upload, c.added_latency) for c in s.network.classes] == [
+        (0.2, 1024 * 10**6, 0),
+        (0.8, 50 * 10**6, 0),
+    ]
+    p = s.protocol
+    assert (p.version, p.D, p.D_lo, p.D_hi, p.history_length, p.history_gossip) == (
+        "2.0",
+        8,
+        6,
+        12,
+        6,
+        3,
+    )
+    assert (p.ineed_timeout, p.peer_outbound_queue, p.validate_queue) == (1000 * MS, 600, 600)
+    assert p.signing == "strict-no-sign"
+    assert s.workload.batch_publisher == "same"
+    heartbeat = {}
+    for _, point in expand_sweep(s.source_data, base_dir=s.base_dir):
+        resolved = parse_scenario(point, s.base_dir).protocol
+        heartbeat[resolved.D_announce] = resolved.heartbeat
+    assert heartbeat == {0: 700 * MS, 7: 1500 * MS, 8: 1500 * MS}

@@ -62,6 +62,29 @@ def test_batches_publish_together_from_distinct_nodes() -> None:
         assert len(set(publishers.tolist())) == len(publishers)
 
 
+def test_a_batch_from_the_same_publisher() -> None:
+    s = scenario({"messages": 10, "batch": 4, "rate": "40/s", "batch_publisher": "same"})
+    schedule = build_schedule(s, 20)
+    assert schedule.batch.tolist() == [0, 0, 0, 0, 1, 1, 1, 1, 2, 2]
+    offsets = (schedule.t_intended_ns - s.workload.warmup).tolist()
+    assert offsets == [0] * 4 + [100_000_000] * 4 + [200_000_000] * 2
+    for j in range(3):
+        assert len(set(schedule.publisher[schedule.batch == j].tolist())) == 1
+    # Batches of one draw their publisher the same way whichever the setting.
+    one = {"messages": 30, "rate": "10/s"}
+    same = build_schedule(scenario({**one, "batch_publisher": "same"}), 20)
+    assert same == build_schedule(scenario(one), 20)
+
+
+def test_a_batch_larger_than_the_publishers_needs_the_same_publisher() -> None:
+    single = {"messages": 8, "batch": 8, "publishers": [0]}
+    with pytest.raises(ScenarioError, match=r"workload\.batch: must be <= the number"):
+        scenario(single)
+    schedule = build_schedule(scenario({**single, "batch_publisher": "same"}), 20)
+    assert schedule.publisher.tolist() == [0] * 8
+    assert len(set(schedule.t_intended_ns.tolist())) == 1
+
+
 def test_topics_round_robin() -> None:
     schedule = build_schedule(scenario({"messages": 7, "topics": 3}), 20)
     assert schedule.topic.tolist() == [0, 1, 2, 0, 1, 2, 0]

@@ -4,10 +4,12 @@ The schedule is a pure function of the resolved scenario. Randomness comes from 
 "workload" stream: index 0 picks publishers, index 1 draws Poisson gaps, so switching the
 arrival process leaves the choice of publishers unchanged (and vice versa).
 
-Messages are published in batches of ``workload.batch`` messages at the same instant by
-distinct publishers; batch ``j`` holds messages ``j*batch .. (j+1)*batch - 1`` (the last batch
-may be smaller). With uniform arrival batch ``j`` starts at ``warmup + batch_offset_ns(j, ...)``;
-with Poisson arrival the gaps between batches are exponential with the same mean.
+Messages are published in batches of ``workload.batch`` messages at the same instant, by
+distinct publishers or, with ``batch_publisher = "same"``, all by one (in message order, as
+consecutive publish calls); batch ``j`` holds messages ``j*batch .. (j+1)*batch - 1`` (the
+last batch may be smaller). With uniform arrival batch ``j`` starts at
+``warmup + batch_offset_ns(j, ...)``; with Poisson arrival the gaps between batches are
+exponential with the same mean.
 """
 
 from __future__ import annotations
@@ -99,7 +101,11 @@ def _publishers(s: Scenario, nodes: int, batches: int) -> np.ndarray:
     chosen: list[int] = []
     for j in range(batches):
         in_batch = min(w.batch, w.messages - j * w.batch)
-        chosen.extend(rng.sample(pool, in_batch))  # distinct publishers within one batch
+        if w.batch_publisher == "same":
+            # One draw per batch; a batch of one draws exactly as with distinct publishers.
+            chosen.extend(rng.sample(pool, 1) * in_batch)
+        else:
+            chosen.extend(rng.sample(pool, in_batch))  # distinct publishers within one batch
     return np.array(chosen, dtype=np.uint32)
 
 

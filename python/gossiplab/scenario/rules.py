@@ -38,9 +38,12 @@ def _workload_problems(s: Scenario) -> list[Problem]:
     else:
         candidates = len(w.publishers)
         problems = _node_id_problems("workload.publishers", w.publishers, nodes)
-    if w.batch > candidates:
+    if w.batch_publisher == "distinct" and w.batch > candidates:
         message = f"must be <= the number of possible publishers ({candidates}), got {w.batch}"
-        hint = "a batch is published by distinct nodes: lower batch or add publishers"
+        hint = (
+            "a batch is published by distinct nodes: lower batch, add publishers, or "
+            'set batch_publisher = "same"'
+        )
         problems.append(Problem("workload.batch", message, hint))
     return problems
 

@@ -71,6 +71,9 @@ class WorkloadConfig(Section):
     size: Size = Field(default=1000, le=MAX_U32)
     publishers: Publishers = "random"
     batch: int = Field(default=1, ge=1)
+    # "distinct": each message of a batch from another node; "same": one node publishes the
+    # whole batch, one message after another (go's sequential topic.Publish calls).
+    batch_publisher: Literal["distinct", "same"] = "distinct"
     topics: int = Field(default=1, ge=1, le=MAX_U16)
     warmup: Duration = 5 * NS_PER_SECOND
     cooldown: Duration = 10 * NS_PER_SECOND
