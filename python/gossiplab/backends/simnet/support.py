@@ -105,6 +105,11 @@ def notes(s: Scenario) -> list[str]:
             "network.initial_window is the model's TCP window; simnet runs QUIC with "
             "quic-go's own congestion control"
         )
+    if s.network.uplink_sharing != "fair" or s.network.send_buffer != 256 * 1024:
+        found.append(
+            "network.uplink_sharing and network.send_buffer are the model's; simnet's hosts "
+            "write through QUIC streams onto FIFO links"
+        )
     p = s.protocol
     for name in GO_FIXED:
         if getattr(p, name) != GO_DEFAULT[name]:
