@@ -103,3 +103,29 @@ fn a_full_queue_drops_an_urgent_idontwant_too() {
     assert_eq!((dropped(IDONTWANT), dropped(0)), (1, 2));
     assert_eq!(sim.traffic(1)[IDONTWANT].msgs_recv, 2);
 }
+
+#[test]
+fn idontwant_never_cancels_a_copy_already_queued() {
+    // P(0), R(1), S(2) in a triangle of 10 ms links; R's uplink is 1 byte/µs. R
+    // publishes 200 kB at 2 s (its copy to S takes until ≈ 2.4 s), P publishes 2 kB at
+    // 2.001 s. R has M at 2.011 s and queues it for S behind its own message; S has M
+    // from P then too and tells R IDONTWANT, which R reads at 2.021 s: after R decided
+    // to forward. go never takes a queued RPC back (issue #611): S gets M twice.
+    let patch = json!({
+        "network": {"upload_bps": [0, 8_000_000, 0]},
+        "protocol": {"version": "1.2"}
+    });
+    let c = config(3, "gossipsub", 10 * MS, 10 * S, 1, patch);
+    let schedule = then(
+        messages(1, 2 * S, 0, 1, 200_000),
+        messages(0, 2 * S + MS, 0, 1, 2_000),
+    );
+    let mut sim = Simulation::new(&c, &full(3), &schedule).unwrap();
+    sim.run();
+    let d = &sim.output().deliveries;
+    let at_s = (0..d.len())
+        .find(|&i| d.msg[i] == 1 && d.node[i] == 2)
+        .unwrap();
+    assert_eq!((d.from_node[at_s], d.duplicates[at_s]), (0, 1));
+    assert_eq!(drops(&sim, "saved-by-idontwant"), 0);
+}
