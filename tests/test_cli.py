@@ -117,3 +117,18 @@ def test_help_shows_the_brackets_it_is_written_with() -> None:
         shown = gossiplab(name, "--help").stdout
         for word in re.findall(r"\\?\[(\w+)\]", text):
             assert f"[{word}]" in shown, f"gossiplab {name} --help lost [{word}]"
+
+
+def test_run_warns_when_the_headline_hides_lost_messages(tmp_path: Path) -> None:
+    # Line 0-1-2 under floodsub, node 1 relays nothing: no message reaches node 2, so the
+    # dissemination percentiles cover none of them.
+    scenario = tmp_path / "cut.toml"
+    scenario.write_text(
+        '[topology]\nkind = "line"\nnodes = 3\n[network]\nlatency = "10ms"\n'
+        '[protocol]\nname = "floodsub"\n'
+        '[workload]\nmessages = 5\npublishers = [0]\nwarmup = "1s"\ncooldown = "1s"\n'
+        '[[faults]]\nkind = "adversary"\nnodes = [1]\nbehaviour = "drop-forwards"\n'
+    )
+    done = gossiplab("run", scenario, "-o", tmp_path / "out", "-q")
+    assert done.returncode == 0, done.stderr
+    assert "warning: the dissemination percentiles cover only 0 of 5 messages" in done.stdout
