@@ -237,3 +237,9 @@ def test_validate_names_the_case_a_run_would_refuse(tmp_path: Path) -> None:
     done = validate(write_campaign(tmp_path, text))
     assert done.returncode == 2
     assert "case era: topology: the graph is disconnected" in done.stderr
+
+
+def test_validate_reports_a_campaign_without_its_base_as_a_campaign(tmp_path: Path) -> None:
+    done = validate(write_campaign(tmp_path, '[[series]]\nid = "1"\n'))
+    assert done.returncode == 2
+    assert "base: required" in done.stderr
