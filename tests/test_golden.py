@@ -51,7 +51,7 @@ SCENARIOS: dict[str, dict[str, Any]] = {
 GOLDEN = {
     "floodsub": "f1ec89e84b924aeb8bea92a4251ce54b2a91f06e0dec6f31f03cad3f1ed85bf2",
     "gossipsub-1.1": "1316c2d164e6a578d6512f37ec2c573f31b0cf6c6f8f4d1e946f55885c4dc4e7",
-    "gossipsub-2.0-loss": "0829caef5a2cc3dbfcb324c1ba90ac1d2ab2e305b93204c7372d23e6456dd1ec",
+    "gossipsub-2.0-loss": "af07513b855554609180daeb0106e8ecc6a9cfbd2703544b0acf4f92f5e5b007",
 }
 
 

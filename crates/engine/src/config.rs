@@ -213,6 +213,19 @@ pub enum Version {
     V2_0,
 }
 
+/// v2.0: whether the lazy-push coin (D_announce / D per mesh peer) applies to a
+/// publisher's own messages.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AnnounceOwn {
+    /// As for relayed messages: each mesh peer gets an IANNOUNCE with probability
+    /// D_announce / D (the v2.0 fork, ppopth/go-libp2p-pubsub@cfecb8a `gossipsub.go:Publish`).
+    #[default]
+    Coin,
+    /// The full message to every mesh peer unless D_announce >= D (libp2p specs PR #653).
+    Eager,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Signing {
@@ -277,6 +290,17 @@ pub struct ProtocolConfig {
     /// announcer.
     #[serde(default)]
     pub ineed_timeout_ns: Time,
+    /// v2.0: how a publisher sends its own message to its mesh (default `coin`).
+    #[serde(default)]
+    pub announce_own: AnnounceOwn,
+    /// v1.2+: send IDONTWANT for the node's own messages when it publishes. None: the
+    /// version's reference (1.2: go v0.17.0 does; 2.0: the v2.0 fork does not).
+    #[serde(default)]
+    pub idontwant_on_publish: Option<bool>,
+    /// v1.2+: the IDONTWANT sent on receipt goes to the sender too. None: the version's
+    /// reference (1.2: go v0.17.0 skips it; 2.0: the v2.0 fork includes it).
+    #[serde(default)]
+    pub idontwant_to_sender: Option<bool>,
     /// v1.1 direct peers: pairs of connected nodes that are explicit peers of each other.
     #[serde(default)]
     pub direct_peers: Vec<(u32, u32)>,
@@ -294,6 +318,22 @@ pub struct ProtocolConfig {
 
 fn default_prune_peers() -> usize {
     16
+}
+
+impl ProtocolConfig {
+    /// IDONTWANT for own messages on publish: go v0.17.0 (`topic.go:validate`, since
+    /// v0.14.0) yes; the v2.0 fork (`topic.go:Publish`) no.
+    pub fn idontwant_on_publish(&self) -> bool {
+        self.idontwant_on_publish
+            .unwrap_or(self.version < Version::V2_0)
+    }
+
+    /// IDONTWANT on receipt back to the sender too: go v0.17.0 (`gossipsub.go:Preprocess`,
+    /// since v0.14.0) no; the v2.0 fork (`gossipsub.go:PreValidation`) yes.
+    pub fn idontwant_to_sender(&self) -> bool {
+        self.idontwant_to_sender
+            .unwrap_or(self.version >= Version::V2_0)
+    }
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]

@@ -107,4 +107,23 @@ pub struct Output {
     /// Sorted so the table comes out in the same order every run.
     pub drops: BTreeMap<DropKey, u64>,
     pub connections: Connections,
+    /// Per message: copies its publisher received back (possible without an author, as
+    /// in go with WithNoAuthor), each a duplicate there. Grows on the first such copy;
+    /// read it with `publisher_duplicates`.
+    pub own_copies: Vec<u32>,
+}
+
+impl Output {
+    /// Copies `msg`'s publisher received of it.
+    pub fn publisher_duplicates(&self, msg: u32) -> u32 {
+        self.own_copies.get(msg as usize).copied().unwrap_or(0)
+    }
+
+    pub(crate) fn count_own_copy(&mut self, msg: u32) {
+        let i = msg as usize;
+        if self.own_copies.len() <= i {
+            self.own_copies.resize(i + 1, 0);
+        }
+        self.own_copies[i] += 1;
+    }
 }

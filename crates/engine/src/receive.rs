@@ -104,7 +104,7 @@ impl Simulation {
         }
         let hop = m.hop.saturating_add(1);
         if let Some(seen) = seen {
-            self.count_duplicate(seen);
+            self.count_duplicate(m.msg, seen);
             self.score_duplicate(back, m.msg, seen);
             return;
         }
@@ -192,7 +192,7 @@ impl Simulation {
             return;
         }
         match self.seen_counting_duplicate(node, msg) {
-            Some(seen) => self.count_duplicate(seen),
+            Some(seen) => self.count_duplicate(msg, seen),
             None => self.accept(node, back, msg, hop),
         }
     }
@@ -222,9 +222,12 @@ impl Simulation {
         Some(*seen)
     }
 
-    /// Full mode: count a duplicate in the first receipt's row.
-    fn count_duplicate(&mut self, seen: Seen) {
-        if seen.row != OWN && self.out.aggregates.is_none() {
+    /// Full mode: count a duplicate in the first receipt's row; either mode: a copy of
+    /// the node's own message (go traces it DUPLICATE_MESSAGE, `pubsub.go:shouldPush`).
+    fn count_duplicate(&mut self, msg: u32, seen: Seen) {
+        if seen.row == OWN {
+            self.out.count_own_copy(msg);
+        } else if self.out.aggregates.is_none() {
             self.out.deliveries.duplicates[seen.row as usize] += 1;
         }
     }
@@ -332,8 +335,11 @@ impl Simulation {
         };
         self.nodes[publisher as usize].seen.insert(msg, seen);
         self.with_router(publisher, |router, cx| {
-            // go (since v0.14.0) sends IDONTWANT for its own large messages too.
-            router.send_idontwant(cx, None, &[msg]);
+            // go (since v0.14.0, `topic.go:validate`) sends IDONTWANT for its own large
+            // messages too; the v2.0 fork does not.
+            if cx.proto.idontwant_on_publish() {
+                router.send_idontwant(cx, None, &[msg]);
+            }
             router.forward(cx, msg, None);
         });
     }

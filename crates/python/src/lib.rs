@@ -252,6 +252,14 @@ fn publishes<'py>(py: Python<'py>, sim: &Simulation) -> PyResult<Bound<'py, PyDi
         "receipts",
         PyBytes::new(py, &to_le(&col(|x| x.receipts), u64::to_le_bytes)),
     )?;
+    let out = sim.output();
+    let own: Vec<u32> = (0..m.len() as u32)
+        .map(|i| out.publisher_duplicates(i))
+        .collect();
+    d.set_item(
+        "publisher_duplicates",
+        PyBytes::new(py, &to_le(&own, u32::to_le_bytes)),
+    )?;
     Ok(d)
 }
 

@@ -3,8 +3,10 @@
 //! `heartbeat.rs`, peer exchange in `exchange.rs`, IDONTWANT and IANNOUNCE/INEED in
 //! `lazy.rs`.
 //!
-//! Version 1.0 follows the v1.0 spec instead of go: no backoff, no scoring, gossip to
-//! exactly D_lazy peers.
+//! Version 1.0 follows go-libp2p-pubsub v0.1.1 (2019, `/meshsub/1.0.0`): no backoff, no
+//! scoring, GRAFTs always accepted (a PRUNE for an unknown topic), IHAVE to D random
+//! topic peers minus the mesh, every IHAVE id asked for and every IWANT served, and
+//! IHAVE held until the next RPC to that peer or the next heartbeat (`heartbeat.rs`).
 
 use smallvec::SmallVec;
 
@@ -81,6 +83,9 @@ impl Router {
         if ids.is_empty() {
             return Vec::new();
         }
+        if !cx.at_least(Version::V1_1) {
+            return self.emit_gossip_v10(cx, topic, exclude, ids);
+        }
         let gossip_threshold = self.thresholds().gossip;
         let mut peers: Vec<u32> = self
             .topic_links(cx.links, node, topic)
@@ -92,9 +97,7 @@ impl Router {
         let rng = &mut self.nodes[node as usize].rng;
         rng.shuffle(&mut ids);
         let mut target = cx.proto.D_lazy;
-        if cx.at_least(Version::V1_1) {
-            target = target.max((cx.proto.gossip_factor * peers.len() as f64) as usize);
-        }
+        target = target.max((cx.proto.gossip_factor * peers.len() as f64) as usize);
         if target > peers.len() {
             target = peers.len();
         } else {
@@ -112,6 +115,26 @@ impl Router {
                     (link, ids.clone())
                 }
             })
+            .collect()
+    }
+
+    /// go-libp2p-pubsub v0.1.1's `emitGossip` (gossipsub v1.0): D random topic peers,
+    /// the mesh (or fanout) among them skipped, so fewer than D get the IHAVE; every id,
+    /// no length limit.
+    fn emit_gossip_v10(
+        &mut self,
+        cx: &Ctx,
+        topic: u16,
+        exclude: &[u32],
+        mut ids: Vec<u32>,
+    ) -> Vec<(u32, Vec<u32>)> {
+        let node = cx.node;
+        let peers = self.pick_topic_peers(cx.links, node, topic, cx.proto.D, |_, _| true);
+        self.nodes[node as usize].rng.shuffle(&mut ids);
+        peers
+            .into_iter()
+            .filter(|l| !exclude.contains(l))
+            .map(|link| (link, ids.clone()))
             .collect()
     }
 
@@ -138,7 +161,13 @@ impl Router {
             .into_iter()
             .map(|t| self.make_prune(cx, link, t, do_px))
             .collect();
+        let ihave = if cx.at_least(Version::V1_1) {
+            Vec::new()
+        } else {
+            self.take_pending_ihave(cx.node, link)
+        };
         let reply = Control {
+            ihave,
             iwant,
             prune,
             ..Control::default()
@@ -169,7 +198,9 @@ impl Router {
             if !host.is_subscribed(*topic) {
                 continue;
             }
-            for &id in ids.iter().take(max_len) {
+            // v0.1.1 (v1.0) asks for every unseen id.
+            let limit = if v11 { max_len } else { usize::MAX };
+            for &id in ids.iter().take(limit) {
                 if !host.seen.contains_key(&id) {
                     want.push(id);
                 }
@@ -208,7 +239,12 @@ impl Router {
         {
             return Vec::new();
         }
-        let limit = cx.proto.gossip_retransmission;
+        // v0.1.1 (v1.0) serves every IWANT, without a retransmission limit.
+        let limit = if cx.at_least(Version::V1_1) {
+            cx.proto.gossip_retransmission
+        } else {
+            u32::MAX
+        };
         let mut served = Vec::new();
         for &msg in ids {
             // IDONTWANT also cancels IWANT replies (go v0.13.0, #591).
@@ -235,8 +271,12 @@ impl Router {
         let mut prune = Vec::new();
         let mut do_px = true;
         for &topic in topics {
-            // Unknown topic: ignored, without PRUNE (spam hardening in go).
+            // Unknown topic: ignored, without PRUNE (spam hardening in go); v0.1.1 (v1.0)
+            // answered PRUNE (`handleGraft`).
             if !cx.host.is_subscribed(topic) {
+                if !v11 {
+                    prune.push(topic);
+                }
                 do_px = false;
                 continue;
             }

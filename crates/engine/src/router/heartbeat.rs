@@ -7,7 +7,7 @@
 //! `heartbeat_start` (steps 1-5), `heartbeat_mesh` (steps 6-9), then, once the
 //! simulation retried GRAFT/PRUNE kept from dropped RPCs (step 10), `heartbeat_end`.
 
-use super::{Ctx, Router};
+use super::{Ctx, Ihave, Router};
 use crate::config::Version;
 use crate::rpc::{Control, Prune};
 
@@ -42,6 +42,7 @@ impl Router {
     /// Steps 1-5: count the tick, decay scores, clear backoffs, reset the flood
     /// counters, penalize broken promises, age IDONTWANTs.
     pub fn heartbeat_start(&mut self, cx: &mut Ctx) {
+        self.flush_pending_ihave(cx);
         self.nodes[cx.node as usize].ticks += 1;
         self.decay_scores(cx);
         self.clear_backoffs(cx);
@@ -295,9 +296,41 @@ impl Router {
         self.nodes[node as usize].fanout[topic as usize] = fanout;
     }
 
-    /// Step 9: one RPC per peer with its GRAFTs, PRUNEs and IHAVEs together.
+    /// v1.0: IHAVEs not piggybacked since the last heartbeat go out now, each in an RPC
+    /// of its own (v0.1.1's `heartbeat` -> `flush`).
+    fn flush_pending_ihave(&mut self, cx: &mut Ctx) {
+        let pending = std::mem::take(&mut self.nodes[cx.node as usize].pending_ihave);
+        for (link, ihave) in pending {
+            let control = Control {
+                ihave,
+                ..Control::default()
+            };
+            cx.out.send_control(link, control);
+        }
+    }
+
+    /// v1.0: the IHAVEs held for `link`, to piggyback on an RPC going there now
+    /// (v0.1.1's `sendRPC` -> `piggybackGossip`).
+    pub(super) fn take_pending_ihave(&mut self, node: u32, link: u32) -> Ihave {
+        let pending = &mut self.nodes[node as usize].pending_ihave;
+        match pending.iter().position(|(l, _)| *l == link) {
+            Some(i) => pending.swap_remove(i).1,
+            None => Vec::new(),
+        }
+    }
+
+    /// Step 9: one RPC per peer with its GRAFTs, PRUNEs and IHAVEs together. v1.0 (v0.1.1)
+    /// queues gossip instead (`pushGossip`): it rides on this heartbeat's GRAFT/PRUNE to
+    /// the peer, else waits for the next RPC to it or the next heartbeat.
     fn send_heartbeat_parts(&mut self, cx: &mut Ctx, out: HeartbeatOut) {
+        let v10 = !cx.at_least(Version::V1_1);
         for (link, parts) in out.0 {
+            if v10 && parts.graft.is_empty() && parts.prune.is_empty() {
+                self.nodes[cx.node as usize]
+                    .pending_ihave
+                    .push((link, parts.ihave));
+                continue;
+            }
             let prune: Vec<Prune> = parts
                 .prune
                 .into_iter()

@@ -1,17 +1,20 @@
 //! Sending fewer copies: IDONTWANT (gossipsub v1.2) and IANNOUNCE/INEED (v2.0 draft).
 //!
 //! IDONTWANT, as go-libp2p-pubsub does it (`Preprocess`, `handleIDontWant`): when an
-//! RPC brings messages the node has not seen (not even in validation) whose data is at
-//! least `idontwant_threshold` bytes, the node tells every mesh peer of the topic but the
-//! sender, in one urgent RPC per peer, before validating; it does the same for its own
-//! messages when it publishes. A peer remembers at most the first 10 ids of each
+//! RPC brings messages the node has not marked seen (a copy arriving while an earlier
+//! one is validated counts again) whose data is at least `idontwant_threshold` bytes,
+//! the node tells every mesh peer of the topic but the sender, in one urgent RPC per
+//! peer, before validating; it does the same for its own messages when it publishes.
+//! The v2.0 fork (ppopth/go-libp2p-pubsub@cfecb8a) tells the sender too and sends
+//! nothing on publish; `idontwant_to_sender` and `idontwant_on_publish` choose. A peer remembers at most the first 10 ids of each
 //! IDONTWANT RPC, for 3 heartbeats, and ignores IDONTWANTs beyond 1000 RPCs per
 //! heartbeat. Remembered ids stop mesh/fanout forwards and IWANT replies of that message
 //! to that peer (not flood-publish); each such skip is a transmission saved.
 //!
 //! IANNOUNCE/INEED (libp2p specs PR #653, go-libp2p-pubsub PR #587, neither merged):
 //! a relay sends each mesh peer, with probability D_announce / D, an IANNOUNCE (topic,
-//! id) instead of the message; a publisher announces only when D_announce = D. A node
+//! id) instead of the message; a publisher tosses the same coin (the fork's rule,
+//! `announce_own = coin`) or announces only when D_announce = D (the draft's). A node
 //! accepts announcements from mesh peers for messages it has not seen, queues the
 //! announcers in order, and asks one at a time with INEED; if the message has not
 //! arrived `ineed_timeout` later, it asks the next. A peer answers an INEED with the
@@ -20,7 +23,7 @@
 use std::collections::VecDeque;
 
 use super::{Ctx, Router};
-use crate::config::{Misbehaviour, Version};
+use crate::config::{AnnounceOwn, Misbehaviour, Version};
 use crate::control::{Control, Kind};
 use crate::queue::Event;
 use crate::rpc::MsgRef;
@@ -50,15 +53,20 @@ impl Router {
         if !cx.at_least(Version::V1_2) {
             return; // before v1.2 there is nothing to do (and 2.0 includes 1.2)
         }
+        // Only a seen message is skipped (go's `shouldPush` looks at the seen cache): a
+        // copy arriving while an earlier one waits for validation is told about again
+        // (`handleIncomingRPC` -> `Preprocess`), this time sparing this copy's sender.
         let mut fresh: Vec<u32> = Vec::new();
         for m in msgs {
-            if cx.host.knows(m.msg) {
+            if cx.host.seen.contains_key(&m.msg) {
                 continue;
             }
             self.nodes[cx.node as usize].announced.remove(&m.msg);
             fresh.push(m.msg);
         }
-        self.send_idontwant(cx, Some(back), &fresh);
+        // go (since v0.14.0) spares the sender; the v2.0 fork tells it too.
+        let except = (!cx.proto.idontwant_to_sender()).then_some(back);
+        self.send_idontwant(cx, except, &fresh);
     }
 
     /// Tell the node's mesh peers (but `except`) that it has `msgs` (those large enough).
@@ -143,7 +151,7 @@ impl Router {
             return false;
         }
         let d = p.D.max(1);
-        if own {
+        if own && p.announce_own == AnnounceOwn::Eager {
             return p.D_announce >= d;
         }
         (self.nodes[cx.node as usize].rng.below(d as u64) as usize) < p.D_announce

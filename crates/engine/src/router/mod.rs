@@ -25,7 +25,7 @@ mod subscriptions;
 use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
 
-use crate::config::{Config, ProtocolConfig, Router as Kind, Time, Version};
+use crate::config::{Config, ProtocolConfig, Router as Kind, Signing, Time, Version};
 use crate::inputs::Message;
 use crate::links::Links;
 use crate::node::NodeState;
@@ -38,6 +38,9 @@ use score::Scores;
 
 /// IWANT promises of one node: message -> (link asked, deadline).
 pub(crate) type Promises = FxHashMap<u32, SmallVec<[(u32, Time); 2]>>;
+
+/// IHAVE parts for one peer: (topic, ids) per topic.
+pub(crate) type Ihave = Vec<(u16, Vec<u32>)>;
 
 /// A node's protocol state.
 pub(crate) struct RouterNode {
@@ -59,6 +62,9 @@ pub(crate) struct RouterNode {
     pub unwanted: FxHashMap<(u32, u32), u8>,
     /// v2.0: messages announced to us that we are fetching with INEED.
     pub announced: FxHashMap<u32, Announced>,
+    /// v1.0: IHAVEs emitted at the last heartbeat and not sent yet, per link (v0.1.1's
+    /// `gs.gossip`).
+    pub pending_ihave: Vec<(u32, Ihave)>,
 }
 
 impl RouterNode {
@@ -75,12 +81,14 @@ impl RouterNode {
             last_decay: 0,
             unwanted: FxHashMap::default(),
             announced: FxHashMap::default(),
+            pending_ihave: Vec::new(),
         }
     }
 
     /// A restart: everything but the random stream is forgotten.
     fn forget(&mut self, history_length: usize, now: Time) {
         self.announced.clear();
+        self.pending_ihave.clear();
         self.unwanted.clear();
         self.backoff.clear();
         self.mcache = MessageCache::new(history_length.max(1));
@@ -214,6 +222,7 @@ impl Router {
                 peer_state.mesh[topic].retain(|l| *l != back);
                 peer_state.fanout[topic].retain(|l| *l != back);
             }
+            peer_state.pending_ihave.retain(|(l, _)| *l != back);
             // go's gossip tracer forgets the promises of a peer that left.
             peer_state.promises.retain(|_, waiting| {
                 waiting.retain(|&mut (l, _)| l != back);
@@ -269,14 +278,20 @@ impl Router {
             let m = &cx.messages[msg as usize];
             (m.topic, m.publisher)
         };
+        // go skips the peer the message came from and its author (`gossipsub.go:rpcs`,
+        // `pid == from || pid == msg.GetFrom()`); without an author (strict-no-sign is
+        // go's WithNoAuthor) copies go back to the publisher, a duplicate there.
+        let author = match cx.proto.signing {
+            Signing::StrictSign => publisher,
+            Signing::StrictNoSign => u32::MAX,
+        };
         let hop = cx.host.seen.get(&msg).map_or(0, |s| s.hop);
         let (recipients, route) = match self.kind {
             Kind::Floodsub => self.floodsub_recipients(cx, topic),
             Kind::Gossipsub => self.gossipsub_recipients(cx, msg, topic, own),
         };
         for link in recipients {
-            // Never back to the peer it came from, nor to its author.
-            if Some(link) == from || cx.links.peer[link as usize] == publisher {
+            if Some(link) == from || cx.links.peer[link as usize] == author {
                 continue;
             }
             // Direct peers always get the full message, IDONTWANT or not.
