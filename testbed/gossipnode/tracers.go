@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"sync"
+	"sync/atomic"
 
 	pubsub "github.com/libp2p/go-libp2p-pubsub"
 	pb "github.com/libp2p/go-libp2p-pubsub/pb"
@@ -32,7 +33,11 @@ type FileTracer struct {
 	expected bool
 	// epoch is subtracted from every event's timestamp (Unix ns) as it is written.
 	epoch int64
+	kept  atomic.Uint64
 }
+
+// Events is how many events the tracer has kept for the file so far.
+func (t *FileTracer) Events() uint64 { return t.kept.Load() }
 
 // DefaultTraceBuffer is the trace writer's buffer: few writes for one node per process.
 const DefaultTraceBuffer = 1 << 20
@@ -67,6 +72,7 @@ func (t *FileTracer) Trace(evt *pb.TraceEvent) {
 	}
 	t.buf = append(t.buf, evt)
 	t.mu.Unlock()
+	t.kept.Add(1)
 	select {
 	case t.wake <- struct{}{}:
 	default:

@@ -33,7 +33,7 @@ func TestFileTracerKeepsEveryEventAndToleratesLateOnes(t *testing.T) {
 	for s := bufio.NewScanner(f); s.Scan(); {
 		lines++
 	}
-	if lines != 1000 {
-		t.Fatalf("%d lines, want the 1000 DELIVER events", lines)
+	if lines != 1000 || tr.Events() != 1000 {
+		t.Fatalf("%d lines, %d events counted, want the 1000 DELIVER events", lines, tr.Events())
 	}
 }

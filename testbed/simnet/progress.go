@@ -49,7 +49,7 @@ func (r *runner) reportProgress() {
 			last = now
 			r.progress.emit(map[string]any{
 				"event": "progress", "virtual_ns": time.Since(r.start).Nanoseconds(), "end_ns": r.cfg.EndNs,
-				"wall_s": math.Round(now*10) / 10, "memory_bytes": goMemory(),
+				"wall_s": math.Round(now*10) / 10, "memory_bytes": goMemory(), "events": r.traceEvents(),
 			})
 		}
 	}
@@ -64,4 +64,13 @@ func goMemory() uint64 {
 	}
 	metrics.Read(samples)
 	return samples[0].Value.Uint64() - samples[1].Value.Uint64()
+}
+
+// traceEvents is every node's trace events so far.
+func (r *runner) traceEvents() uint64 {
+	var total uint64
+	for _, n := range r.nodes {
+		total += n.Events.Events()
+	}
+	return total
 }
