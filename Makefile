@@ -10,7 +10,7 @@ RUST_SOURCES := $(shell find crates -name '*.rs' -o -name Cargo.toml) Cargo.toml
 DEMO_SCENARIO := scenarios/whiteblock/phase2-series1b.toml
 CAMPAIGN := scenarios/whiteblock/phase2.toml
 
-.PHONY: demo campaign test test-rust test-python test-go lint format bench bench-full soak install install-testbed install-chromium clean help
+.PHONY: demo campaign test test-rust test-python test-go lint format bench bench-full soak install install-testbed install-chromium go-binaries simnet clean help
 
 help:
 	@echo "make demo     install what is needed and run the default experiment"
@@ -31,7 +31,7 @@ $(INSTALLED): $(PY) pyproject.toml $(RUST_SOURCES)
 
 install: $(INSTALLED)
 
-demo: $(INSTALLED)
+demo: $(INSTALLED) go-binaries
 	$(VENV)/bin/gossiplab run $(DEMO_SCENARIO) -o results/demo --force
 
 # All Phase 2 series of the 2019 Whiteblock testbed; run again to resume after a stop.
@@ -65,19 +65,23 @@ install-chromium:
 	echo "installing chromium for the browser test"; \
 	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
 
-test-python: $(INSTALLED) install-testbed install-chromium
+test-python: $(INSTALLED) go-binaries install-testbed install-chromium
 	$(PY) -m pytest -q
 
 test-go:
 	cd testbed && go vet ./... && go test ./...
 
-# The simnet runner: every node a real go-libp2p-pubsub host in one process, in virtual
-# time (a Go test binary, since synctest needs a *testing.T); rebuilt when Go sources change.
-SIMNET_BIN := testbed/bin/gossiplab-simnet
-.PHONY: simnet
-simnet: $(SIMNET_BIN)
-$(SIMNET_BIN): $(shell find testbed -name '*.go') testbed/go.mod testbed/go.sum
-	cd testbed && go test -c -o bin/gossiplab-simnet ./simnet
+# The Go binaries of the real-code backends: the testbed's node and the simnet runner
+# (a Go test binary, since synctest needs a *testing.T). Built once through the same code
+# the backends use, and rebuilt only when their Go sources change. Go is the one extra
+# requirement: without it the model still runs, and the real-code tests skip and say so.
+go-binaries: $(INSTALLED)
+	@if command -v go >/dev/null 2>&1; then \
+		$(PY) -c 'from gossiplab.backends.testbed.binary import ensure_binary; \
+from gossiplab.backends.simnet.binary import ensure_runner; ensure_binary(); ensure_runner()'; \
+	else echo "go not found: the simnet and testbed backends need Go (https://go.dev/dl)"; fi
+
+simnet: go-binaries
 
 lint: $(INSTALLED)
 	$(VENV)/bin/ruff check python tests
