@@ -42,6 +42,17 @@ pub struct KindSpec {
     /// How its part of an RPC is sized; None for the payload, whose size comes from
     /// the message table.
     pub sizing: Option<Sizing>,
+    /// Its entries in an RPC as go's protobuf counts them (a `ControlIHave` with many
+    /// ids is one entry); None for the payload (one `Message` per message).
+    pub entries: Option<Entries>,
+}
+
+/// Entries of one kind in an RPC, from its control part and its subscription entries.
+pub type Entries = fn(&Control, u64) -> u64;
+
+/// One entry listing every id (go's one `ControlIWant` or `ControlIDontWant` per RPC).
+fn one_list(ids: &[u32]) -> u64 {
+    u64::from(!ids.is_empty())
 }
 
 /// Every kind, in framing-attribution order.
@@ -51,6 +62,7 @@ pub const KINDS: [KindSpec; KIND_COUNT] = [
         name: "payload",
         in_control: false,
         sizing: None,
+        entries: None,
     },
     KindSpec {
         kind: Kind::Subscribe,
@@ -58,6 +70,7 @@ pub const KINDS: [KindSpec; KIND_COUNT] = [
         in_control: false,
         // A `SubOpts` costs the same either way: go always writes its subscribe flag.
         sizing: Some(|_, subopts, w| (subopts, subopts * w.subscription_entry())),
+        entries: Some(|_, subopts| subopts),
     },
     KindSpec {
         kind: Kind::Graft,
@@ -67,6 +80,7 @@ pub const KINDS: [KindSpec; KIND_COUNT] = [
             let n = c.graft.len() as u64;
             (n, n * w.graft_entry())
         }),
+        entries: Some(|c, _| c.graft.len() as u64),
     },
     KindSpec {
         kind: Kind::Prune,
@@ -80,6 +94,7 @@ pub const KINDS: [KindSpec; KIND_COUNT] = [
                 .sum();
             (prunes.len() as u64, bytes)
         }),
+        entries: Some(|c, _| c.prune.len() as u64),
     },
     KindSpec {
         kind: Kind::Ihave,
@@ -92,18 +107,21 @@ pub const KINDS: [KindSpec; KIND_COUNT] = [
                 (n + ids, b + w.ihave_entry(ids))
             })
         }),
+        entries: Some(|c, _| c.ihave.len() as u64),
     },
     KindSpec {
         kind: Kind::Iwant,
         name: "iwant",
         in_control: true,
         sizing: Some(|c, _, w| id_list(&c.iwant, w)),
+        entries: Some(|c, _| one_list(&c.iwant)),
     },
     KindSpec {
         kind: Kind::Idontwant,
         name: "idontwant",
         in_control: true,
         sizing: Some(|c, _, w| id_list(&c.idontwant, w)),
+        entries: Some(|c, _| one_list(&c.idontwant)),
     },
     KindSpec {
         kind: Kind::Iannounce,
@@ -113,6 +131,7 @@ pub const KINDS: [KindSpec; KIND_COUNT] = [
             let n = c.iannounce.len() as u64;
             (n, n * w.announce_entry())
         }),
+        entries: Some(|c, _| c.iannounce.len() as u64),
     },
     KindSpec {
         kind: Kind::Ineed,
@@ -123,6 +142,7 @@ pub const KINDS: [KindSpec; KIND_COUNT] = [
             let n = c.ineed.len() as u64;
             (n, n * w.id_list_entry(1))
         }),
+        entries: Some(|c, _| c.ineed.len() as u64),
     },
 ];
 

@@ -59,6 +59,10 @@ pub struct KindCounters {
     pub bytes_sent: u64,
     pub msgs_recv: u64,
     pub bytes_recv: u64,
+    /// Protobuf entries (`control.rs`: an IHAVE of many ids is one), as studies count
+    /// control messages; `msgs_*` count ids.
+    pub entries_sent: u64,
+    pub entries_recv: u64,
 }
 
 pub type NodeTraffic = [KindCounters; KIND_COUNT];

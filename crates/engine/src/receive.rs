@@ -27,6 +27,7 @@ impl Simulation {
         for (k, c) in counters.iter_mut().enumerate() {
             c.msgs_recv += rpc.items[k];
             c.bytes_recv += rpc.bytes[k];
+            c.entries_recv += u64::from(rpc.entries[k]);
         }
         self.router
             .peers

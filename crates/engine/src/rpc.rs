@@ -29,6 +29,8 @@ pub struct Rpc {
     pub bytes: [u64; KIND_COUNT],
     /// Items per kind (messages, ids or topic entries), filled in by `measure`.
     pub items: [u64; KIND_COUNT],
+    /// Protobuf entries per kind (an IHAVE of many ids is one), filled in by `measure`.
+    pub entries: [u32; KIND_COUNT],
 }
 
 impl Rpc {
@@ -58,12 +60,16 @@ impl Rpc {
                 .sum();
             self.bytes = [0; KIND_COUNT];
             self.items = [0; KIND_COUNT];
+            self.entries = [0; KIND_COUNT];
             self.bytes[Kind::Payload as usize] = WireSizes::frame(body);
             self.items[Kind::Payload as usize] = self.msgs.len() as u64;
+            self.entries[Kind::Payload as usize] = self.msgs.len() as u32;
             return;
         }
         let mut bytes = [0u64; KIND_COUNT];
         let mut items = [0u64; KIND_COUNT];
+        let mut entries = [0u32; KIND_COUNT];
+        entries[Kind::Payload as usize] = self.msgs.len() as u32;
         for m in &self.msgs {
             bytes[Kind::Payload as usize] += wire.publish_field(size_of(m.msg));
         }
@@ -78,6 +84,9 @@ impl Rpc {
                 if spec.in_control {
                     control_body += b;
                 }
+            }
+            if let Some(count) = spec.entries {
+                entries[spec.kind as usize] = count(&self.control, subopts) as u32;
             }
         }
         let mut overhead = 0;
@@ -94,6 +103,7 @@ impl Rpc {
         bytes[first as usize] += overhead;
         self.bytes = bytes;
         self.items = items;
+        self.entries = entries;
     }
 
     fn reset(&mut self) {
@@ -101,7 +111,7 @@ impl Rpc {
         self.subscribe.clear();
         self.unsubscribe.clear();
         self.control.clear();
-        // `bytes` and `items` stay: `measure` sets both before anything reads them.
+        // `bytes`, `items` and `entries` stay: `measure` sets them before anything reads them.
     }
 }
 
@@ -206,5 +216,42 @@ mod tests {
         );
         assert_eq!(rpc.bytes[Kind::Ihave as usize], w.ihave_entry(3));
         assert_eq!(rpc.items[Kind::Ihave as usize], 3);
+    }
+
+    #[test]
+    fn entries_are_counted_as_go_s_protobuf_has_them() {
+        // go's `pb.RPC`: one `Message` per message, one `SubOpts` per subscription, one
+        // `ControlIHave` per topic (many ids), one `ControlIWant` and one `ControlIDontWant`
+        // per RPC (`handleIHave`, `Preprocess` build one each), one `ControlGraft` or
+        // `ControlPrune` per topic; the fork's `ControlIAnnounce` and `ControlINeed` name
+        // one message each.
+        let mut rpc = Rpc::default();
+        rpc.msgs.push(MsgRef { msg: 0, hop: 0 });
+        rpc.msgs.push(MsgRef { msg: 1, hop: 0 });
+        rpc.subscribe.push(0);
+        let c = &mut rpc.control;
+        c.ihave = vec![(0, vec![1, 2, 3]), (1, vec![4, 5])];
+        c.iwant = vec![6, 7, 8, 9];
+        c.idontwant = vec![10, 11];
+        c.graft = vec![0];
+        c.prune = vec![Prune::new(0, 60), Prune::new(1, 60)];
+        c.iannounce = vec![(0, 12), (0, 13), (1, 14)];
+        c.ineed = vec![15, 16];
+        rpc.measure(&wire(), |_| 100);
+        let by_kind = |k: Kind| (rpc.items[k as usize], rpc.entries[k as usize]);
+        assert_eq!(by_kind(Kind::Payload), (2, 2));
+        assert_eq!(by_kind(Kind::Subscribe), (1, 1));
+        assert_eq!(by_kind(Kind::Ihave), (5, 2));
+        assert_eq!(by_kind(Kind::Iwant), (4, 1));
+        assert_eq!(by_kind(Kind::Idontwant), (2, 1));
+        assert_eq!(by_kind(Kind::Graft), (1, 1));
+        assert_eq!(by_kind(Kind::Prune), (2, 2));
+        assert_eq!(by_kind(Kind::Iannounce), (3, 3));
+        assert_eq!(by_kind(Kind::Ineed), (2, 2));
+        // A lone forward (the fast path) has one payload entry and nothing else.
+        let mut lone = Rpc::default();
+        lone.msgs.push(MsgRef { msg: 0, hop: 0 });
+        lone.measure(&wire(), |_| 100);
+        assert_eq!(lone.entries.iter().sum::<u32>(), 1);
     }
 }

@@ -42,6 +42,7 @@ impl Simulation {
         for (k, c) in counters.iter_mut().enumerate() {
             c.msgs_sent += r.items[k];
             c.bytes_sent += r.bytes[k];
+            c.entries_sent += u64::from(r.entries[k]);
         }
         if self.net.upload_bps(sender) == 0 {
             self.depart(sender, link, rpc, self.now());

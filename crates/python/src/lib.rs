@@ -402,6 +402,7 @@ fn aggregate_tables(
 fn traffic<'py>(py: Python<'py>, out: &Output) -> PyResult<Bound<'py, PyDict>> {
     let (mut node, mut kind) = (Vec::new(), Vec::new());
     let (mut ms, mut bs, mut mr, mut br) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut es, mut er) = (Vec::new(), Vec::new());
     for (n, counters) in out.traffic.iter().enumerate() {
         for (k, c) in counters.iter().enumerate() {
             node.push(n as u32);
@@ -410,6 +411,8 @@ fn traffic<'py>(py: Python<'py>, out: &Output) -> PyResult<Bound<'py, PyDict>> {
             bs.push(c.bytes_sent);
             mr.push(c.msgs_recv);
             br.push(c.bytes_recv);
+            es.push(c.entries_sent);
+            er.push(c.entries_recv);
         }
     }
     let d = PyDict::new(py);
@@ -425,6 +428,9 @@ fn traffic<'py>(py: Python<'py>, out: &Output) -> PyResult<Bound<'py, PyDict>> {
         "bytes_recv",
         PyBytes::new(py, &to_le(&br, u64::to_le_bytes)),
     )?;
+    let entries = |v: &[u64]| PyBytes::new(py, &to_le(v, u64::to_le_bytes));
+    d.set_item("entries_sent", entries(&es))?;
+    d.set_item("entries_recv", entries(&er))?;
     Ok(d)
 }
 
