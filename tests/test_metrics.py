@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import polars as pl
@@ -456,3 +457,24 @@ def test_run_info_must_name_nodes_and_subscribers() -> None:
         compute_summary(tables([], []), {"nodes": 3})
     with pytest.raises(ResultsError, match="nodes"):
         compute_summary(tables([], []), {"subscribers": [3]})
+
+
+def test_control_is_also_counted_in_entries_when_the_traffic_table_has_them() -> None:
+    # Node 0 sent 2 IHAVE RPC entries carrying 5 ids and 1 IWANT entry asking for 3 ids;
+    # node 1 one IHAVE entry of 4 ids.
+    traffic = [
+        (0, "ihave", 5, 50, 0, 0),
+        (0, "iwant", 3, 30, 0, 0),
+        (1, "ihave", 4, 40, 0, 0),
+    ]
+    rows = deliver(0, [(1, 10, 1), (2, 20, 2)])
+    run_tables = tables([publish(0, size=100)], rows, traffic)
+    without = compute_summary(run_tables, run_info(3))
+    assert "control_entries" not in without  # a backend that does not count entries
+    entries = pl.Series("entries_sent", [2, 1, 1], dtype=pl.UInt64)
+    with_entries = dataclasses.replace(run_tables, traffic=run_tables.traffic.with_columns(entries))
+    summary = compute_summary(with_entries, run_info(3))
+    assert (summary["control"]["ihave"], summary["control"]["iwant"]) == (9, 3)
+    assert summary["control_entries"]["ihave"] == 3
+    assert summary["control_entries"]["iwant"] == 1
+    assert summary["control_entries"]["idontwant"] == 0

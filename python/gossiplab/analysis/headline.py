@@ -119,6 +119,12 @@ HEADLINE: tuple[Metric, ...] = (
     ),
     _m("iannounce_items", "IANNOUNCEs sent", "control.iannounce", "count"),
     _m("ineed_items", "INEEDs sent", "control.ineed", "count"),
+    # The same in protobuf entries, the studies' unit (model runs only).
+    _m("ihave_entries", "IHAVE entries sent", "control_entries.ihave", "count"),
+    _m("iwant_entries", "IWANT entries sent", "control_entries.iwant", "count"),
+    _m("idontwant_entries", "IDONTWANT entries sent", "control_entries.idontwant", "count"),
+    _m("iannounce_entries", "IANNOUNCE entries sent", "control_entries.iannounce", "count"),
+    _m("ineed_entries", "INEED entries sent", "control_entries.ineed", "count"),
     _m("ineed_timeouts", "INEED timeouts", "control.ineed_timeouts", "count"),
     _m("drops_total", "Drops", "drops.total", "count"),
     _m("wall_time_s", "Wall time (s)", "run.wall_time_s", "seconds"),

@@ -325,6 +325,9 @@ def compute_summary(
             # Connections opened by peer exchange, when it is on.
             **({} if tables.connections is None else {"px_connections": tables.connections.height}),
         },
+        # The same in protobuf entries (an IHAVE of many ids is one), as studies count
+        # control messages; only backends whose traffic table has entries_sent give it.
+        **_control_entries(tables.traffic),
         "drops": _drops(tables.drops.filter(~pl.col("reason").is_in(list(COUNTER_REASONS)))),
         "batches": _batches(messages),
         "publish_timing_error_ms": distribution(
@@ -414,6 +417,17 @@ def _traffic_by_kind(traffic: pl.DataFrame) -> dict[str, dict[str, int]]:
     found = {row.pop("kind"): row for row in sums.iter_rows(named=True)}
     zeros = dict.fromkeys(TRAFFIC_COUNTERS, 0)
     return {kind: found.get(kind, dict(zeros)) for kind in TRAFFIC_KINDS}
+
+
+ENTRIES_COLUMN = "entries_sent"
+
+
+def _control_entries(traffic: pl.DataFrame) -> dict[str, Any]:
+    if ENTRIES_COLUMN not in traffic.columns:
+        return {}
+    sums = traffic.group_by("kind").agg(pl.col(ENTRIES_COLUMN).cast(pl.UInt64).sum())
+    found = dict(sums.iter_rows())
+    return {"control_entries": {kind: int(found.get(kind, 0)) for kind in CONTROL_KINDS}}
 
 
 def _traffic(tables: RunTables, by_kind: dict[str, dict[str, int]], nodes: int) -> dict[str, Any]:
