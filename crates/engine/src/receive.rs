@@ -24,11 +24,7 @@ impl Simulation {
         // place: moving whole RPCs in and out of the slab showed up in profiles.
         let rpc = self.rpcs.get_mut(rpc_id);
         let counters = &mut self.out.traffic[receiver as usize];
-        for (k, c) in counters.iter_mut().enumerate() {
-            c.msgs_recv += rpc.items[k];
-            c.bytes_recv += rpc.bytes[k];
-            c.entries_recv += u64::from(rpc.entries[k]);
-        }
+        rpc.count_into(counters, false);
         self.router
             .peers
             .announced(back, &rpc.subscribe, &rpc.unsubscribe);

@@ -8,6 +8,7 @@ use smallvec::SmallVec;
 
 use crate::control::KINDS;
 pub use crate::control::{Control, Kind, Prune, KIND_COUNT, KIND_NAMES};
+use crate::output::NodeTraffic;
 use crate::wire::WireSizes;
 
 /// A message carried in an RPC, with the sender's hop count for it.
@@ -31,6 +32,9 @@ pub struct Rpc {
     pub items: [u64; KIND_COUNT],
     /// Protobuf entries per kind (an IHAVE of many ids is one), filled in by `measure`.
     pub entries: [u32; KIND_COUNT],
+    /// Set by `measure`: only payload (the common forward), so counters need only
+    /// its column.
+    pub payload_only: bool,
 }
 
 impl Rpc {
@@ -64,6 +68,7 @@ impl Rpc {
             self.bytes[Kind::Payload as usize] = WireSizes::frame(body);
             self.items[Kind::Payload as usize] = self.msgs.len() as u64;
             self.entries[Kind::Payload as usize] = self.msgs.len() as u32;
+            self.payload_only = true;
             return;
         }
         let mut bytes = [0u64; KIND_COUNT];
@@ -104,6 +109,28 @@ impl Rpc {
         self.bytes = bytes;
         self.items = items;
         self.entries = entries;
+        self.payload_only = false;
+    }
+
+    /// Add this RPC's items, bytes and entries per kind to `counters`, as sent (or, with
+    /// `sent` false, as received).
+    #[inline]
+    pub fn count_into(&self, counters: &mut NodeTraffic, sent: bool) {
+        let kinds = if self.payload_only { 1 } else { KIND_COUNT };
+        for k in 0..kinds {
+            let c = &mut counters[k];
+            let (items, bytes, entries) =
+                (self.items[k], self.bytes[k], u64::from(self.entries[k]));
+            if sent {
+                c.msgs_sent += items;
+                c.bytes_sent += bytes;
+                c.entries_sent += entries;
+            } else {
+                c.msgs_recv += items;
+                c.bytes_recv += bytes;
+                c.entries_recv += entries;
+            }
+        }
     }
 
     fn reset(&mut self) {

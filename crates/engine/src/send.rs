@@ -39,11 +39,7 @@ impl Simulation {
         }
         let r = self.rpcs.get(rpc);
         let counters = &mut self.out.traffic[sender as usize];
-        for (k, c) in counters.iter_mut().enumerate() {
-            c.msgs_sent += r.items[k];
-            c.bytes_sent += r.bytes[k];
-            c.entries_sent += u64::from(r.entries[k]);
-        }
+        r.count_into(counters, true);
         if self.net.upload_bps(sender) == 0 {
             self.depart(sender, link, rpc, self.now());
             return;
