@@ -218,3 +218,31 @@ def test_validate_names_what_simnet_refuses(tmp_path: Path) -> None:
 
 def test_a_default_scenario_is_accepted(tmp_path: Path) -> None:
     assert unsupported_features(scenario(tmp_path)) == []
+
+
+def test_first_heartbeats_get_a_random_phase_within_one_interval_as_in_the_model(
+    tmp_path: Path,
+) -> None:
+    # The engine starts each node's heartbeat at initial delay + a uniform phase in
+    # [0, heartbeat) (setup.rs `start`); every simnet host starts at 0, so the phase goes
+    # into go's HeartbeatInitialDelay. With 200 nodes the phases spread over the interval.
+    s = scenario(
+        tmp_path,
+        topology={"kind": "random-regular", "nodes": 200, "degree": 8},
+        protocol={"heartbeat": "700ms", "heartbeat_initial_delay": "100ms"},
+    )
+    delays = [n["protocol"]["heartbeat_initial_delay_ns"] for n in config_of(s)["nodes"]]
+    assert all(100 * MS <= d < 800 * MS for d in delays)
+    assert len(set(delays)) > 190  # distinct, not one shared instant
+    quarters = [
+        sum(100 * MS + q * 175 * MS <= d < 100 * MS + (q + 1) * 175 * MS for d in delays)
+        for q in range(4)
+    ]
+    assert all(30 <= count <= 70 for count in quarters)  # uniform: 50 expected per quarter
+    assert delays == [n["protocol"]["heartbeat_initial_delay_ns"] for n in config_of(s)["nodes"]]
+
+
+def test_floodsub_hosts_keep_go_s_initial_delay(tmp_path: Path) -> None:
+    s = scenario(tmp_path, topology={"kind": "line", "nodes": 3}, protocol={"name": "floodsub"})
+    delays = {n["protocol"]["heartbeat_initial_delay_ns"] for n in config_of(s)["nodes"]}
+    assert len(delays) == 1
