@@ -117,8 +117,7 @@ impl Rpc {
     #[inline]
     pub fn count_into(&self, counters: &mut NodeTraffic, sent: bool) {
         let kinds = if self.payload_only { 1 } else { KIND_COUNT };
-        for k in 0..kinds {
-            let c = &mut counters[k];
+        for (k, c) in counters.iter_mut().enumerate().take(kinds) {
             let (items, bytes, entries) =
                 (self.items[k], self.bytes[k], u64::from(self.entries[k]));
             if sent {
