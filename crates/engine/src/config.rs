@@ -342,6 +342,11 @@ pub struct OutputConfig {
     /// Also record every payload receipt, duplicates included.
     #[serde(default)]
     pub receipts: bool,
+    /// Also count, per message, the payload copies and the ids naming it that nodes
+    /// sent (the `message_traffic` table), so traffic can be reported for some
+    /// messages only.
+    #[serde(default)]
+    pub message_traffic: bool,
     /// Full: a row per first receipt. Aggregate: per-message and per-node aggregates
     /// and histograms instead (see `aggregate.rs`), for runs too large for the rows.
     #[serde(default)]

@@ -7,7 +7,9 @@ use std::collections::BTreeMap;
 
 use crate::aggregate::Aggregates;
 use crate::config::Time;
-use crate::rpc::KIND_COUNT;
+use crate::inputs::Message;
+use crate::rpc::{Kind, Rpc, KIND_COUNT};
+use crate::wire::WireSizes;
 
 /// First receipt of a message at a node (not its publisher).
 #[derive(Default)]
@@ -115,6 +117,56 @@ pub struct Output {
     /// in go with WithNoAuthor), each a duplicate there. Grows on the first such copy;
     /// read it with `publisher_duplicates`.
     pub own_copies: Vec<u32>,
+    /// Optional: what was sent about each message (`output.message_traffic`).
+    pub message_traffic: Option<MessageTraffic>,
+}
+
+/// Per message and kind: items sent that carry or name the message (payload copies;
+/// ids in IHAVE, IWANT, IDONTWANT, IANNOUNCE and INEED) and their bytes (the message's
+/// `publish` field, or one id field; framing and entry wrappers are left out: they
+/// belong to the RPC, not to one message).
+pub struct MessageTraffic {
+    pub counts: Vec<[(u64, u64); KIND_COUNT]>,
+}
+
+impl MessageTraffic {
+    pub fn new(messages: usize) -> Self {
+        Self {
+            counts: vec![[(0, 0); KIND_COUNT]; messages],
+        }
+    }
+
+    /// Count what a sent RPC carries about each known message.
+    pub(crate) fn count(&mut self, rpc: &Rpc, wire: &WireSizes, messages: &[Message]) {
+        let known = messages.len() as u32;
+        for m in rpc.msgs.iter().filter(|m| m.msg < known) {
+            let size = u64::from(messages[m.msg as usize].size);
+            self.add(m.msg, Kind::Payload, wire.publish_field(size));
+        }
+        if rpc.payload_only {
+            return;
+        }
+        let id = wire.id_field();
+        let c = &rpc.control;
+        let ids = c
+            .ihave
+            .iter()
+            .flat_map(|(_, ids)| ids.iter().map(|&m| (m, Kind::Ihave)));
+        let ids = ids
+            .chain(c.iwant.iter().map(|&m| (m, Kind::Iwant)))
+            .chain(c.idontwant.iter().map(|&m| (m, Kind::Idontwant)))
+            .chain(c.iannounce.iter().map(|&(_, m)| (m, Kind::Iannounce)))
+            .chain(c.ineed.iter().map(|&m| (m, Kind::Ineed)));
+        for (msg, kind) in ids.filter(|&(m, _)| m < known) {
+            self.add(msg, kind, id);
+        }
+    }
+
+    fn add(&mut self, msg: u32, kind: Kind, bytes: u64) {
+        let entry = &mut self.counts[msg as usize][kind as usize];
+        entry.0 += 1;
+        entry.1 += bytes;
+    }
 }
 
 impl Output {

@@ -40,6 +40,9 @@ impl Simulation {
         let r = self.rpcs.get(rpc);
         let counters = &mut self.out.traffic[sender as usize];
         r.count_into(counters, true);
+        if let Some(per_message) = &mut self.out.message_traffic {
+            per_message.count(r, &self.wire, &self.messages);
+        }
         if self.net.upload_bps(sender) == 0 {
             self.depart(sender, link, rpc, self.now());
             return;

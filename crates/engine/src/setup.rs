@@ -8,7 +8,7 @@ use crate::inputs::{EdgeProperties, Message, Schedule};
 use crate::links::Links;
 use crate::network::{pair_latency, pair_loss, partitions, Network};
 use crate::node::NodeState;
-use crate::output::{Output, Receipts};
+use crate::output::{MessageTraffic, Output, Receipts};
 use crate::queue::{Event, EventQueue};
 use crate::rng::Rng;
 use crate::router::Router;
@@ -199,6 +199,10 @@ fn output(config: &Config, schedule: &Schedule) -> Output {
         traffic: vec![Default::default(); config.nodes as usize],
         aggregates: (config.output.mode == OutputMode::Aggregate)
             .then(|| Aggregates::new(config, schedule.len())),
+        message_traffic: config
+            .output
+            .message_traffic
+            .then(|| MessageTraffic::new(schedule.len())),
         ..Default::default()
     }
 }

@@ -92,6 +92,11 @@ impl WireSizes {
         field_len(ids * self.id_field)
     }
 
+    /// Bytes of one message id inside an id list.
+    pub fn id_field(&self) -> u64 {
+        self.id_field
+    }
+
     /// Bytes of one `ControlGraft` entry.
     pub fn graft_entry(&self) -> u64 {
         field_len(self.topic_field)

@@ -6,7 +6,7 @@
 
 use gossiplab_engine::aggregate::{AggregateTables, Aggregates, NEVER, REACH_PERCENTS};
 use gossiplab_engine::histogram::bin_bounds;
-use gossiplab_engine::output::Output;
+use gossiplab_engine::output::{MessageTraffic, Output};
 use gossiplab_engine::rpc::KIND_NAMES;
 use gossiplab_engine::{Config, EdgeProperties, EngineError as Refusal, Schedule, Simulation};
 use pyo3::exceptions::PyValueError;
@@ -212,6 +212,9 @@ impl Engine {
         d.set_item("node", PyBytes::new(py, &to_le(&c.node, u32::to_le_bytes)))?;
         d.set_item("peer", PyBytes::new(py, &to_le(&c.peer, u32::to_le_bytes)))?;
         tables.set_item("connections", d)?;
+        if let Some(per_message) = &out.message_traffic {
+            tables.set_item("message_traffic", message_traffic(py, per_message)?)?;
+        }
         tables.set_item("kind_names", KIND_NAMES.to_vec())?;
         Ok(tables)
     }
@@ -397,6 +400,31 @@ fn aggregate_tables(
     d.set_item("pairs", PyBytes::new(py, &u64s(pairs)))?;
     tables.set_item("duplicates_histogram", d)?;
     Ok(())
+}
+
+/// msg, kind, msgs_sent, bytes_sent: a row per message and kind that sent anything.
+fn message_traffic<'py>(py: Python<'py>, t: &MessageTraffic) -> PyResult<Bound<'py, PyDict>> {
+    let (mut msg, mut kind, mut sent, mut bytes) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for (m, counts) in t.counts.iter().enumerate() {
+        for (k, &(n, b)) in counts.iter().enumerate().filter(|(_, c)| c.0 > 0) {
+            msg.push(m as u32);
+            kind.push(k as u8);
+            sent.push(n);
+            bytes.push(b);
+        }
+    }
+    let d = PyDict::new(py);
+    d.set_item("msg", PyBytes::new(py, &to_le(&msg, u32::to_le_bytes)))?;
+    d.set_item("kind", PyBytes::new(py, &kind))?;
+    d.set_item(
+        "msgs_sent",
+        PyBytes::new(py, &to_le(&sent, u64::to_le_bytes)),
+    )?;
+    d.set_item(
+        "bytes_sent",
+        PyBytes::new(py, &to_le(&bytes, u64::to_le_bytes)),
+    )?;
+    Ok(d)
 }
 
 fn traffic<'py>(py: Python<'py>, out: &Output) -> PyResult<Bound<'py, PyDict>> {
