@@ -22,7 +22,17 @@ REPO = Path(__file__).resolve().parent.parent
 FILE: dict[str, Any] = tomllib.loads(PRESETS_FILE.read_text(encoding="utf-8"))
 PRESETS = ("go-default", "rust-default", "ethereum")
 # Chosen per scenario, never by a preset.
-NOT_PRESET = {"name", "version", "preset", "direct_peers", "score"}
+NOT_PRESET = {
+    "name",
+    "version",
+    "preset",
+    "direct_peers",
+    "score",
+    # Per version (go v0.17.0 or the v2.0 fork), not per preset.
+    "announce_own",
+    "idontwant_on_publish",
+    "idontwant_to_sender",
+}
 DURATION = re.compile(r"[0-9]+(ns|us|ms|s)")
 SIZE = re.compile(r"[0-9]+B")
 DURATION_FIELDS = {

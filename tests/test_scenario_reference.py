@@ -224,7 +224,8 @@ def test_the_faults_table_lists_every_kind_and_its_fields() -> None:
 
 def test_the_protocol_table_names_what_the_parameters_table_does_not() -> None:
     rows = field_rows(section("## `[protocol]`"))
-    assert set(rows) == {"name", "version", "preset"}
+    per_version = {"announce_own", "idontwant_on_publish", "idontwant_to_sender"}
+    assert set(rows) == {"name", "version", "preset"} | per_version
     for name, row in rows.items():
         assert resolved("protocol", name) == literal(row["Default"]), name
 

@@ -124,6 +124,10 @@ def engine_config(s: Scenario, nodes: int, end_ns: int) -> dict[str, Any]:
             "D_announce": p.D_announce,
             "direct_peers": [tuple(pair) for pair in p.direct_peers],
             "ineed_timeout_ns": p.ineed_timeout,
+            "announce_own": p.announce_own,
+            # None (JSON null) leaves the version's reference to the engine.
+            "idontwant_on_publish": p.idontwant_on_publish,
+            "idontwant_to_sender": p.idontwant_to_sender,
             "score": _score_config(s),
         },
         "output": {

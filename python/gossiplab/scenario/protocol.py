@@ -79,6 +79,16 @@ class ProtocolConfig(Section):
     peer_exchange: bool
     prune_peers: _Count
     score: ScoreConfig
+    # Publisher and IDONTWANT rules where go v0.17.0 (1.2) and the v2.0 fork differ, or the
+    # draft spec does; not preset values. announce_own: "coin" tosses the lazy-push coin
+    # (D_announce / D) for the node's own messages too, as the v2.0 fork
+    # (ppopth/go-libp2p-pubsub@cfecb8a gossipsub.go:1366-1372); "eager" sends them in full
+    # to the whole mesh unless D_announce >= D (specs PR #653 draft). The two IDONTWANT
+    # settings left unset take the version's reference: 1.2 as go v0.17.0 (on publish,
+    # not to the sender), 2.0 as the fork (not on publish, to the sender too).
+    announce_own: Literal["coin", "eager"] = "coin"
+    idontwant_on_publish: bool | None = None
+    idontwant_to_sender: bool | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -133,5 +143,18 @@ class ProtocolConfig(Section):
         if self.score.enabled and self.version == "1.0":
             message = "peer scoring needs gossipsub v1.1 or later"
             problems.append(Problem("score.enabled", message, 'set version = "1.1" or later'))
+        problems += _idontwant_problems(self)
         raise_problems(problems)
         return self
+
+
+def _idontwant_problems(p: ProtocolConfig) -> list[Problem]:
+    """The IDONTWANT settings need a version that has IDONTWANT."""
+    if p.name == "gossipsub" and p.version in ("1.2", "2.0"):
+        return []
+    problems = []
+    for name in ("idontwant_on_publish", "idontwant_to_sender"):
+        if getattr(p, name) is not None:
+            message = f"IDONTWANT is gossipsub v1.2 and later, got {p.name} {p.version}"
+            problems.append(Problem(name, message, 'remove it, or set version = "1.2"'))
+    return problems

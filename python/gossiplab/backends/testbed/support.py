@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from gossiplab.backends.testbed.netns import MAX_NODES
 from gossiplab.errors import Problem, ScenarioError
-from gossiplab.scenario import GO_DEFAULT, Scenario
+from gossiplab.scenario import GO_DEFAULT, ProtocolConfig, Scenario
 from gossiplab.units import parse_duration
 
 
@@ -39,6 +39,21 @@ def unsupported_features(s: Scenario) -> list[Problem]:
     if s.protocol.message_id == "ethereum" and s.workload.size < 4:
         message = "content-addressed ids need >= 4 bytes of payload to tell messages apart"
         problems.append(Problem("workload.size", message, "use a size of at least 4 bytes"))
+    return problems + go_idontwant_problems(s.protocol)
+
+
+def go_idontwant_problems(p: ProtocolConfig) -> list[Problem]:
+    """IDONTWANT settings go-libp2p-pubsub v0.17.0 cannot follow: it always sends IDONTWANT
+    when publishing (topic.go:validate) and never to the peer it got the message from
+    (gossipsub.go:Preprocess)."""
+    problems = []
+    hint = 'remove it (go\'s behaviour), or use backend = "model"'
+    if p.idontwant_on_publish is False:
+        message = "go-libp2p-pubsub v0.17.0 always sends IDONTWANT for its own messages"
+        problems.append(Problem("protocol.idontwant_on_publish", message, hint))
+    if p.idontwant_to_sender:
+        message = "go-libp2p-pubsub v0.17.0 never sends IDONTWANT back to the sender"
+        problems.append(Problem("protocol.idontwant_to_sender", message, hint))
     return problems
 
 
