@@ -19,7 +19,7 @@ degree = 10
 latency = "20ms"
 cpu_per_message = "100us"
 [workload]
-messages = 6000
+messages = 24000
 rate = "300/s"
 """
 
