@@ -264,7 +264,7 @@ def test_a_publisher_getting_its_own_message_back_is_no_delivery() -> None:
     # Node 0 published message 0 at 0 ms, restarted, and got it back at 900 ms: the two
     # other nodes are its only receivers, so the ratio is 1, not 3/2, and the last
     # receipt is node 2's at 20 ms.
-    publishes = from_rows("publishes", [(0, 0, 0, 0, 100, 0, 0, 4)])
+    publishes = from_rows("publishes", [(0, 0, 0, 0, 100, 0, 0, 4, 0)])
     deliveries = from_rows(
         "deliveries",
         [(0, 1, 10 * MS, 0, 1, 0), (0, 2, 20 * MS, 1, 2, 1), (0, 0, 900 * MS, 1, 2, 0)],

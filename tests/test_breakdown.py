@@ -18,7 +18,7 @@ def run_info(nodes: int, **extra: Any) -> dict[str, Any]:
 
 
 def publish(msg: int, publisher: int, t_ms: int) -> tuple[Any, ...]:
-    return (msg, publisher, t_ms * MS, t_ms * MS, 100, 0, msg, 0)
+    return (msg, publisher, t_ms * MS, t_ms * MS, 100, 0, msg, 0, 0)
 
 
 def deliver(msg: int, node: int, t_ms: int, hop: int) -> tuple[Any, ...]:

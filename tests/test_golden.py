@@ -49,9 +49,9 @@ SCENARIOS: dict[str, dict[str, Any]] = {
 }
 
 GOLDEN = {
-    "floodsub": "f1ec89e84b924aeb8bea92a4251ce54b2a91f06e0dec6f31f03cad3f1ed85bf2",
-    "gossipsub-1.1": "1316c2d164e6a578d6512f37ec2c573f31b0cf6c6f8f4d1e946f55885c4dc4e7",
-    "gossipsub-2.0-loss": "af07513b855554609180daeb0106e8ecc6a9cfbd2703544b0acf4f92f5e5b007",
+    "floodsub": "e134e4f14ecf352023386bb88814b31ec5211df4ba87ddeaa5d7f7d30692eb94",
+    "gossipsub-1.1": "294f4ae0c987af681e34a74ea5664ef9a0b080cb0f70f27bca45f13fbddcc562",
+    "gossipsub-2.0-loss": "9ac41d4b3df82f9971f87056ecb3ff30cea3e3613dea0d070df8f17bb2a17d2a",
 }
 
 

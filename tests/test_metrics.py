@@ -33,10 +33,11 @@ def publish(
     topic: int = 0,
     batch: int | None = None,
     late_ms: float = 0,
+    back: int = 0,
 ) -> tuple[Any, ...]:
     t_ns = int(t_ms * MS)
     batch = msg if batch is None else batch
-    return (msg, 0, t_ns, t_ns + int(late_ms * MS), size, topic, batch, receipts)
+    return (msg, 0, t_ns, t_ns + int(late_ms * MS), size, topic, batch, receipts, back)
 
 
 def deliver(
@@ -312,6 +313,27 @@ def test_rmr_is_a_mean_over_messages_that_reached_someone() -> None:
 
     assert summary["duplicates"]["rmr"] == 0.25  # mean of 0.5 and 0.0
     assert summary["duplicates"]["rmr_messages"] == 2
+
+
+def test_copies_back_to_the_publisher_are_duplicates_but_not_a_receivers() -> None:
+    # Four first receipts, one duplicate at node 2, two copies back to the publisher (no
+    # author): 7 payload receipts. go's tracer counts all three as DUPLICATE_MESSAGE.
+    rows = deliver(0, [(i, i * 10, i) for i in range(1, 5)], duplicates={2: 1})
+    summary = compute_summary(tables([publish(0, receipts=7, back=2)], rows), run_info(5))
+
+    assert summary["duplicates"]["publisher"] == 2
+    assert summary["duplicates"]["rmr"] == 0.75  # 7 / 4 - 1
+    # Per (message, receiver): the publisher is no receiver of its own message.
+    assert summary["duplicates"]["per_node_per_message"]["count"] == 4
+    assert summary["duplicates"]["per_node_per_message"]["max"] == 1
+
+
+def test_copies_back_of_a_warm_up_message_are_left_out() -> None:
+    publishes = [publish(0, receipts=6, back=2), publish(1, t_ms=100, receipts=5, back=1)]
+    rows = line(0) + line(1, start_ms=100)
+    summary = compute_summary(tables(publishes, rows), run_info(5, warmup_ns=50 * MS))
+
+    assert summary["duplicates"]["publisher"] == 1
 
 
 # --- traffic, control, drops ---------------------------------------------------------

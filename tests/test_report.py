@@ -48,7 +48,7 @@ def run_tables() -> RunTables:
     deliveries += [(1, i, (50 + i * 12) * MS, i - 1, i, 1 if i == 2 else 0) for i in range(1, 5)]
     return RunTables(
         publishes=from_rows(
-            "publishes", [(0, 0, 0, 0, 100, 0, 0, 4), (1, 0, 50 * MS, 50 * MS, 100, 0, 1, 5)]
+            "publishes", [(0, 0, 0, 0, 100, 0, 0, 4, 0), (1, 0, 50 * MS, 50 * MS, 100, 0, 1, 5, 0)]
         ),
         deliveries=from_rows("deliveries", deliveries),
         traffic=from_rows(

@@ -42,7 +42,7 @@ def run_info(**extra: Any) -> dict[str, Any]:
 def line_tables() -> RunTables:
     """One message from node 0 along the line 0-1-2-3-4, one hop each 10 ms."""
     return RunTables(
-        publishes=from_rows("publishes", [(0, 0, 0, 0, 100, 0, 0, 4)]),
+        publishes=from_rows("publishes", [(0, 0, 0, 0, 100, 0, 0, 4, 0)]),
         deliveries=from_rows("deliveries", [(0, i, i * 10 * MS, i - 1, i, 0) for i in range(1, 5)]),
         traffic=from_rows(
             "traffic",

@@ -37,8 +37,8 @@ def test_recorded_epoch_is_the_one_used_here() -> None:
 def test_publishes_from_the_publishers_record() -> None:
     publishes = _convert(DATA).tables.publishes
     assert publishes.rows() == [
-        (0, 0, 1_000_000_000, 1795306099031098102 - EPOCH, 100, 0, 0, 4),
-        (1, 0, 1_100_000_000, 1795306099130670495 - EPOCH, 100, 0, 1, 4),
+        (0, 0, 1_000_000_000, 1795306099031098102 - EPOCH, 100, 0, 0, 4, 0),
+        (1, 0, 1_100_000_000, 1795306099130670495 - EPOCH, 100, 0, 1, 4, 0),
     ]
 
 
@@ -134,3 +134,30 @@ def test_a_drop_towards_a_peer_met_during_the_run_names_it(tmp_path: Path) -> No
         (0, 2, "queue-full", 3),
         (0, NO_PEER, "undeliverable", 1),
     ]
+
+
+def test_a_copy_back_to_the_publisher_is_its_duplicate(tmp_path: Path) -> None:
+    # As go traces a copy of its own message coming back (no author, strict-no-sign): a
+    # DUPLICATE_MESSAGE at the publisher. Node 1's duplicate of message 0, replayed at
+    # node 0 as if node 2 had sent it there.
+    copy = tmp_path / "ring3"
+    shutil.copytree(DATA, copy)
+    event = json.loads(
+        next(
+            line
+            for line in (copy / "node1" / "trace.ndjson").read_text().splitlines()
+            if '"type":2' in line
+        )
+    )
+    peer_id = {
+        i: json.loads((copy / f"node{i}" / "node.json").read_text())["peer_id"] for i in (0, 2)
+    }
+    event["peerID"] = peer_id[0]
+    event["duplicateMessage"]["receivedFrom"] = peer_id[2]
+    with (copy / "node0" / "trace.ndjson").open("a") as trace:
+        trace.write(json.dumps(event, separators=(",", ":")) + "\n")
+    tables = _convert(copy).tables
+    assert tables.publishes.select("msg", "publisher_duplicates").rows() == [(0, 1), (1, 0)]
+    assert tables.publishes["receipts"].to_list() == [5, 4]
+    # No deliveries row for the publisher: it is no receiver of its own message.
+    assert tables.deliveries.filter(pl.col("node") == 0).height == 0

@@ -405,8 +405,13 @@ def _duplicates(measured: Measured, tables: RunTables) -> dict[str, Any]:
         if measured.aggregate
         else distribution(measured.first_receipts["duplicates"])
     )
+    # Copies back to the publisher count as duplicates, as go's tracer does; the per-pair
+    # distribution covers the receivers, so they are added up on their own (rmr has them,
+    # since they are payload receipts).
+    own = measured.messages["publisher_duplicates"]
     return {
         "per_node_per_message": per_pair,
+        "publisher": int(own.sum()),
         "rmr": rmr.mean(),
         "rmr_messages": rmr.len() - rmr.null_count(),
     }

@@ -19,7 +19,12 @@ import polars as pl
 
 from gossiplab import _engine
 from gossiplab.analysis.liveness import message_lifetime_ns
-from gossiplab.analysis.tables import AGGREGATE_TABLES, POLARS_SCHEMAS, RunTables
+from gossiplab.analysis.tables import (
+    AGGREGATE_TABLES,
+    OPTIONAL_COLUMNS,
+    POLARS_SCHEMAS,
+    RunTables,
+)
 from gossiplab.backends.params import graft_params, protocol_params, score_params
 from gossiplab.errors import Problem, ScenarioError
 from gossiplab.faults import engine_faults
@@ -202,7 +207,8 @@ def run_model(
 
 
 def _frame(name: str, columns: dict[str, Any], decoders: dict[str, Any]) -> pl.DataFrame:
-    schema = POLARS_SCHEMAS[name]
+    optional = {c: t for c, t in OPTIONAL_COLUMNS.get(name, {}).items() if c in columns}
+    schema = pl.Schema({**POLARS_SCHEMAS[name], **optional})
     data = {col: (decoders.get(col) or _numeric(schema[col]))(columns[col]) for col in schema}
     return pl.DataFrame(data, schema=schema)
 

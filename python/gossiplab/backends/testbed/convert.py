@@ -12,7 +12,8 @@ exact traffic counters and drops, written at exit) and ``trace.ndjson``
   a node one more than its first sender), ``duplicates`` counts DUPLICATE_MESSAGE.
 - receipts (optional): every DELIVER_MESSAGE and DUPLICATE_MESSAGE.
 - traffic and drops: the counters of node.json (the raw tracer saw every RPC with its
-  exact size; the trace's RPC events carry no sizes).
+  exact size; the trace's RPC events carry no sizes). They count ids, not protobuf
+  entries, so the traffic table has no ``entries_sent``/``entries_recv`` columns.
 - connections: which pairs of nodes talked pubsub, from ON_NEW_OUTBOUND_STREAM (go opens
   one stream to every new pubsub peer, whenever the connection came up): the topology's
   edges, and pairs that were not edges but connected during the run (peer exchange).
@@ -176,8 +177,13 @@ def convert(
         copies[msg] = copies.get(msg, 0) + count
     for msg, _ in first:
         copies[msg] = copies.get(msg, 0) + 1
+    msgs = publishes["msg"].to_list()
+    # Copies back to the publisher (possible without an author): go traces each as a
+    # DUPLICATE_MESSAGE at the publisher, which has no deliveries row to count them in.
+    back = [duplicates.get((m, publisher[m]), 0) for m in msgs]
     publishes = publishes.with_columns(
-        receipts=pl.Series([copies.get(m, 0) for m in publishes["msg"].to_list()], dtype=pl.UInt64)
+        receipts=pl.Series([copies.get(m, 0) for m in msgs], dtype=pl.UInt64),
+        publisher_duplicates=pl.Series(back, dtype=pl.UInt32),
     ).select(POLARS_SCHEMAS["publishes"].names())
     conversion.tables = RunTables(
         publishes=publishes,
@@ -229,6 +235,7 @@ def _publishes(
                 int(schedule.size[msg]),
                 int(schedule.topic[msg]),
                 int(schedule.batch[msg]),
+                0,
                 0,
             )
         )
