@@ -500,3 +500,44 @@ def test_control_is_also_counted_in_entries_when_the_traffic_table_has_them() ->
     assert summary["control_entries"]["ihave"] == 3
     assert summary["control_entries"]["iwant"] == 1
     assert summary["control_entries"]["idontwant"] == 0
+
+
+# --- exclude_first and traffic of the measured messages -------------------------------
+
+
+def test_the_first_messages_are_left_out_like_warm_up_ones() -> None:
+    publishes = [publish(i, t_ms=i * 100, receipts=4) for i in range(3)]
+    rows = line(0) + line(1, start_ms=100, step_ms=20) + line(2, start_ms=200)
+    summary = compute_summary(tables(publishes, rows), run_info(5, exclude_first=2))
+
+    assert summary["messages"]["measured"] == 1
+    assert summary["messages"]["excluded_in_warmup"] == 2
+    # Message 1's slow line (80 ms) is out; only message 2's 40 ms is left.
+    assert summary["dissemination_ms"]["max"] == 40.0
+
+
+def test_traffic_measured_sums_the_measured_messages_only() -> None:
+    publishes = [publish(0, receipts=4), publish(1, t_ms=100, receipts=5)]
+    rows = line(0) + line(1, start_ms=100)
+    per_message = from_rows(
+        "message_traffic",
+        [
+            (0, "payload", 4, 4000),  # excluded: the first message
+            (1, "payload", 5, 5000),
+            (1, "ihave", 3, 60),
+            (1, "iwant", 1, 20),
+        ],
+    )
+    run_tables = dataclasses.replace(tables(publishes, rows), message_traffic=per_message)
+    measured = compute_summary(run_tables, run_info(5, exclude_first=1))["traffic_measured"]
+
+    assert measured["messages"] == 1
+    assert measured["bytes_sent"] == 5080
+    assert measured["by_kind"]["payload"] == {"msgs_sent": 5, "bytes_sent": 5000}
+    assert measured["by_kind"]["ihave"] == {"msgs_sent": 3, "bytes_sent": 60}
+    assert measured["by_kind"]["idontwant"] == {"msgs_sent": 0, "bytes_sent": 0}
+
+
+def test_no_per_message_table_no_traffic_measured() -> None:
+    summary = compute_summary(tables([publish(0, receipts=4)], line(0)), run_info(5))
+    assert "traffic_measured" not in summary

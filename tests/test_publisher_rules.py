@@ -14,6 +14,7 @@ from typing import Any
 import polars as pl
 import pytest
 
+from gossiplab.backends.model import check_supported as model_check
 from gossiplab.backends.simnet import support as simnet_support
 from gossiplab.backends.testbed import support as testbed_support
 from gossiplab.errors import ScenarioError
@@ -135,3 +136,45 @@ def test_the_model_counts_control_in_entries_too(tmp_path: Path) -> None:
     # One GRAFT or PRUNE entry per topic; an IHAVE entry carries one or more ids.
     assert entries["graft"] == ids["graft"] > 0
     assert 0 < entries["ihave"] <= ids["ihave"]
+
+
+def test_a_pair_sends_each_message_once_and_the_first_ones_are_left_out(
+    tmp_path: Path,
+) -> None:
+    # 1.1 on a pair: the publisher's copy to its one peer is the only payload copy (the
+    # receiver has nobody else, and never the author), so per message: one copy.
+    edges = tmp_path / "pair.txt"
+    edges.write_text("0 1\n")
+    s = parse_scenario(
+        {
+            "topology": {"kind": "edges", "file": "pair.txt"},
+            "network": {"latency": "10ms"},
+            "workload": {"messages": 10, "rate": "20/s", "size": "1KiB", "exclude_first": 3},
+            "output": {"message_traffic": True},
+        },
+        base_dir=tmp_path,
+    )
+    summary = run(s, tmp_path / "out").summary
+    per_message = pl.read_parquet(tmp_path / "out" / "message_traffic.parquet")
+    payload = per_message.filter(pl.col("kind") == "payload")
+    assert payload["msg"].to_list() == list(range(10))
+    assert payload["msgs_sent"].to_list() == [1] * 10
+    measured = summary["traffic_measured"]
+    assert summary["messages"]["measured"] == measured["messages"] == 7
+    assert measured["by_kind"]["payload"]["msgs_sent"] == 7
+    # The message's publish field: at least its 1,024 data bytes per copy.
+    assert measured["by_kind"]["payload"]["bytes_sent"] >= 7 * 1024
+
+
+@pytest.mark.parametrize("backend", ["testbed", "simnet"])
+def test_real_nodes_refuse_per_message_traffic(tmp_path: Path, backend: str) -> None:
+    s = parse_scenario({"backend": backend, "output": {"message_traffic": True}}, tmp_path)
+    with pytest.raises(ScenarioError, match=r"output\.message_traffic"):
+        CHECKS[backend](s)
+
+
+def test_aggregate_mode_refuses_exclude_first(tmp_path: Path) -> None:
+    written = {"output": {"mode": "aggregate"}, "workload": {"exclude_first": 2}}
+    s = parse_scenario(written, base_dir=tmp_path)
+    with pytest.raises(ScenarioError, match=r"workload\.exclude_first"):
+        model_check(s)

@@ -145,6 +145,7 @@ def run(
         "edges": len(topology.edges),
         "subscribers": [topology.nodes] * s.workload.topics,
         "warmup_ns": s.workload.warmup,
+        "exclude_first": s.workload.exclude_first,
         "end_ns": end_ns,
         # Faults: nodes down while a message spreads are left out of its delivery ratio;
         # a message spreads for as long as gossip can still recover it.

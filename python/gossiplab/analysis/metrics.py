@@ -118,13 +118,20 @@ class Measured:
     """True when the run kept no per-receipt rows (its aggregate tables stand in)."""
 
 
+def in_warm_up(run: Mapping[str, Any]) -> pl.Expr:
+    """Messages left out of every metric: intended during the warm-up, or among the first
+    ``exclude_first`` (msg numbers follow the schedule's order)."""
+    warmup_ns = int(run.get("warmup_ns") or 0)
+    first = int(run.get("exclude_first") or 0)
+    return (pl.col("t_intended_ns") < warmup_ns) | (pl.col("msg") < first)
+
+
 def measure(tables: RunTables, run: Mapping[str, Any]) -> Measured:
     """Join and aggregate the tables into per-message outcomes (see ``Measured``)."""
-    warmup_ns = int(run.get("warmup_ns") or 0)
     # A message whose publisher was down at the time was never published (t_publish -1).
-    messages = tables.publishes.filter(
-        (pl.col("t_intended_ns") >= warmup_ns) & (pl.col("t_publish_ns") >= 0)
-    ).join(_targets_by_topic(run, tables.publishes), on="topic", how="left")
+    messages = tables.publishes.filter(~in_warm_up(run) & (pl.col("t_publish_ns") >= 0)).join(
+        _targets_by_topic(run, tables.publishes), on="topic", how="left"
+    )
     # Receivers down during a message's lifetime are neither expected nor counted.
     excluded = excluded_receivers(messages, run)
     messages = (
@@ -287,9 +294,7 @@ def compute_summary(
         "messages": {
             "published": measured.published,
             "measured": messages.height,
-            "excluded_in_warmup": int(
-                (tables.publishes["t_intended_ns"] < int(run.get("warmup_ns") or 0)).sum()
-            ),
+            "excluded_in_warmup": int(tables.publishes.select(in_warm_up(run).sum()).item()),
             "not_published": int((tables.publishes["t_publish_ns"] < 0).sum()),
             # (message, receiver) pairs left out: the receiver was down or out of the topic.
             "receivers_excluded": int(messages["excluded"].sum() or 0),
@@ -328,6 +333,9 @@ def compute_summary(
         # The same in protobuf entries (an IHAVE of many ids is one), as studies count
         # control messages; only backends whose traffic table has entries_sent give it.
         **_control_entries(tables.traffic),
+        # Bytes and ids sent for the measured messages alone (warm-up ones left out), when
+        # the run counted traffic per message.
+        **_traffic_measured(tables.message_traffic, messages),
         "drops": _drops(tables.drops.filter(~pl.col("reason").is_in(list(COUNTER_REASONS)))),
         "batches": _batches(messages),
         "publish_timing_error_ms": distribution(
@@ -433,6 +441,24 @@ def _control_entries(traffic: pl.DataFrame) -> dict[str, Any]:
     sums = traffic.group_by("kind").agg(pl.col(ENTRIES_COLUMN).cast(pl.UInt64).sum())
     found = dict(sums.iter_rows())
     return {"control_entries": {kind: int(found.get(kind, 0)) for kind in CONTROL_KINDS}}
+
+
+def _traffic_measured(per_message: pl.DataFrame | None, messages: pl.DataFrame) -> dict[str, Any]:
+    if per_message is None:
+        return {}
+    measured = per_message.join(messages.select("msg"), on="msg", how="semi")
+    sums = measured.group_by("kind").agg(pl.col("msgs_sent", "bytes_sent").cast(pl.UInt64).sum())
+    found = {row.pop("kind"): row for row in sums.iter_rows(named=True)}
+    kinds = ("payload", *[k for k in CONTROL_KINDS if k not in ("graft", "prune")])
+    zeros = {"msgs_sent": 0, "bytes_sent": 0}
+    by_kind = {kind: {**zeros, **found.get(kind, {})} for kind in kinds}
+    return {
+        "traffic_measured": {
+            "messages": messages.height,
+            "bytes_sent": sum(row["bytes_sent"] for row in by_kind.values()),
+            "by_kind": by_kind,
+        }
+    }
 
 
 def _traffic(tables: RunTables, by_kind: dict[str, dict[str, int]], nodes: int) -> dict[str, Any]:

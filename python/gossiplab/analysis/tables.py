@@ -175,6 +175,16 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("pairs", pa.uint64()),
         ]
     ),
+    # Per message and kind (payload, or the control kinds naming it by id): copies and
+    # ids sent, and their bytes. Present with [output] message_traffic = true.
+    "message_traffic": pa.schema(
+        [
+            ("msg", pa.uint32()),
+            ("kind", pa.string()),
+            ("msgs_sent", pa.uint64()),
+            ("bytes_sent", pa.uint64()),
+        ]
+    ),
     # One row per node: where it is and what kind of node it is ("" when the scenario has
     # no regions or no classes), and its bandwidth (bit/s, 0 = unlimited).
     "nodes": pa.schema(
@@ -211,6 +221,7 @@ OPTIONAL_TABLES: tuple[str, ...] = (
     "connections",
     "resources",
     "nodes",
+    "message_traffic",
     *AGGREGATE_TABLES,
 )
 
@@ -239,6 +250,7 @@ class RunTables:
     receivers: pl.DataFrame | None = None
     latency_histogram: pl.DataFrame | None = None
     duplicates_histogram: pl.DataFrame | None = None
+    message_traffic: pl.DataFrame | None = None
 
     @property
     def aggregate(self) -> bool:

@@ -67,6 +67,14 @@ def unsupported_features(s: Scenario) -> list[Problem]:
                 'set receipts = false, or use mode = "full"',
             )
         )
+    if s.output.mode == "aggregate" and s.workload.exclude_first:
+        problems.append(
+            Problem(
+                "workload.exclude_first",
+                "the aggregate mode measures from workload.warmup on, by time, not by message",
+                'use mode = "full", or a warmup that the first messages fall into',
+            )
+        )
     if s.workload.topics > MAX_TOPICS:
         problems.append(
             Problem("workload.topics", f"at most {MAX_TOPICS}, got {s.workload.topics}")
@@ -138,6 +146,7 @@ def engine_config(s: Scenario, nodes: int, end_ns: int) -> dict[str, Any]:
         "output": {
             "receipts": s.output.receipts,
             "mode": s.output.mode,
+            "message_traffic": s.output.message_traffic,
             # Aggregate mode applies the metrics' warm-up and liveness rules as it goes.
             "measure_from_ns": s.workload.warmup,
             "message_lifetime_ns": message_lifetime_ns(s),
@@ -244,6 +253,9 @@ def tables_from_engine(raw: dict[str, Any]) -> RunTables:
     # Aggregate mode: no deliveries, the aggregate tables instead.
     aggregates = {name: _frame(name, raw[name], {}) for name in AGGREGATE_TABLES if name in raw}
     deliveries = _frame("deliveries", raw["deliveries"], {}) if "deliveries" in raw else None
+    message_traffic = None
+    if "message_traffic" in raw:
+        message_traffic = _frame("message_traffic", raw["message_traffic"], {"kind": kinds})
     return RunTables(
         publishes=_frame("publishes", raw["publishes"], {}),
         deliveries=deliveries,
@@ -255,5 +267,6 @@ def tables_from_engine(raw: dict[str, Any]) -> RunTables:
         ),
         receipts=receipts,
         connections=_frame("connections", raw["connections"], {}),
+        message_traffic=message_traffic,
         **aggregates,
     )

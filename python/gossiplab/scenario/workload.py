@@ -76,6 +76,9 @@ class WorkloadConfig(Section):
     batch_publisher: Literal["distinct", "same"] = "distinct"
     topics: int = Field(default=1, ge=1, le=MAX_U16)
     warmup: Duration = 5 * NS_PER_SECOND
+    # The first N messages published are left out of every metric, as those of the warm-up
+    # (studies send a few first to open TCP windows).
+    exclude_first: int = Field(default=0, ge=0, le=MAX_U32)
     cooldown: Duration = 10 * NS_PER_SECOND
 
     @model_validator(mode="before")

@@ -86,6 +86,9 @@ def _other_problems(s: Scenario) -> list[Problem]:
     if s.output.mode != "full":
         message = f"'{s.output.mode}' is not supported: simnet writes one row per receipt"
         problems.append(Problem("output.mode", message, f'use "full", {MODEL}'))
+    if s.output.message_traffic:
+        message = "go's counters count traffic per node and kind, not per message"
+        problems.append(Problem("output.message_traffic", message, f"set it to false, {MODEL}"))
     if s.testbed.profile:
         message = "per-node CPU profiles are a testbed feature: simnet's hosts share one process"
         hint = 'set profile = false, or use backend = "testbed"'

@@ -39,6 +39,10 @@ def unsupported_features(s: Scenario) -> list[Problem]:
     if s.protocol.message_id == "ethereum" and s.workload.size < 4:
         message = "content-addressed ids need >= 4 bytes of payload to tell messages apart"
         problems.append(Problem("workload.size", message, "use a size of at least 4 bytes"))
+    if s.output.message_traffic:
+        message = "go's counters count traffic per node and kind, not per message"
+        hint = 'set message_traffic = false, or use backend = "model"'
+        problems.append(Problem("output.message_traffic", message, hint))
     return problems + go_idontwant_problems(s.protocol)
 
 
