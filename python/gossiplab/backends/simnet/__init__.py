@@ -111,14 +111,7 @@ def _run(
         "phases": followed.phases,
         "warnings": followed.warnings,
         "speed_virtual_per_wall": _speed(record, end_ns, wall_s),
-        "conversion": {
-            "trace_events": conversion.events,
-            "unpublished": conversion.unpublished,
-            "publish_errors": {str(k): v for k, v in conversion.publish_errors.items()},
-            "unknown_ids": conversion.unknown_ids,
-            "broken_lines": conversion.broken_lines,
-            "missing_results": conversion.missing_results,
-        },
+        "conversion": conversion.counts(),
         "connections": conversion.connections(edges),
         "notes": notes(s),
     }

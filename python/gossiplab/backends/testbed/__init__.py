@@ -170,14 +170,7 @@ def run_testbed(
             (cpu for name, _, cpu, _ in reversed(sampler.extra_rows) if name == "delay_stage"),
             None,
         ),
-        "conversion": {
-            "trace_events": conversion.events,
-            "unpublished": conversion.unpublished,
-            "publish_errors": {str(k): v for k, v in conversion.publish_errors.items()},
-            "unknown_ids": conversion.unknown_ids,
-            "broken_lines": conversion.broken_lines,
-            "missing_results": conversion.missing_results,
-        },
+        "conversion": conversion.counts(),
         # Which pairs of nodes talked pubsub: the topology's edges and any made during the
         # run (peer exchange), from the nodes' outbound pubsub streams.
         "connections": conversion.connections(topology.edges.tolist()),

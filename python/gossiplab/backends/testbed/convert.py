@@ -79,6 +79,17 @@ class Conversion:
         rows = [row for pair, row in self._first_streams().items() if pair not in topology]
         return _frame("connections", rows, sort=["t_ns", "node", "peer"])
 
+    def counts(self) -> dict[str, Any]:
+        """What the conversion read and could not place (for summary.json)."""
+        return {
+            "trace_events": self.events,
+            "unpublished": self.unpublished,
+            "publish_errors": {str(k): v for k, v in self.publish_errors.items()},
+            "unknown_ids": self.unknown_ids,
+            "broken_lines": self.broken_lines,
+            "missing_results": self.missing_results,
+        }
+
     def connections(self, edges: Iterable[Sequence[int]]) -> dict[str, Any]:
         """Pairs that talked pubsub, against the topology's edges (for summary.json)."""
         topology = {(min(a, b), max(a, b)) for a, b in edges}
