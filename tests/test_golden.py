@@ -49,8 +49,8 @@ SCENARIOS: dict[str, dict[str, Any]] = {
 }
 
 GOLDEN = {
-    "floodsub": "e134e4f14ecf352023386bb88814b31ec5211df4ba87ddeaa5d7f7d30692eb94",
-    "gossipsub-1.1": "294f4ae0c987af681e34a74ea5664ef9a0b080cb0f70f27bca45f13fbddcc562",
+    "floodsub": "8acc4192733f656bddb876421756bad8db2705dc97a5e74832fa8408b59121f6",
+    "gossipsub-1.1": "2b1180956e7e49d80bd267a4d272afbe9c08adf0b0f7bd22169393634d7bc852",
     "gossipsub-2.0-loss": "9ac41d4b3df82f9971f87056ecb3ff30cea3e3613dea0d070df8f17bb2a17d2a",
 }
 

@@ -5,7 +5,7 @@
 //! field, so bandwidth and traffic figures follow the real encoding. Hand-checked
 //! totals are in `protocol-notes.md` §5 and pinned by the tests below.
 
-use crate::config::{MessageIdKind, ProtocolConfig, Signing};
+use crate::config::{MessageIdKind, ProtocolConfig, Router, Signing, Version};
 
 /// Bytes of a protobuf varint holding `v`.
 pub fn varint_len(v: u64) -> u64 {
@@ -26,6 +26,19 @@ pub struct WireSizes {
     topic_field: u64,
     /// `Message` bytes other than `data`: from, seqno, topic, signature (key inlined).
     message_overhead: u64,
+    /// `SubOpts` bytes of the partial-message flags, see `subopts_flags`.
+    subopts_flags: u64,
+}
+
+/// go-libp2p-pubsub v0.17.0 sets both partial-message flags of every `SubOpts` it sends,
+/// false or not (`requestsPartial` = 3 and `supportsSendingPartial` = 4: a tag byte and a
+/// one-byte bool each; comm.go `getHelloPacket`, pubsub.go `announce`). The code our 1.0
+/// follows (v0.1.1, 2019) and the v2.0 fork (v0.13 era) predate the extension.
+fn subopts_flags(protocol: &ProtocolConfig) -> u64 {
+    match (protocol.router, protocol.version) {
+        (Router::Gossipsub, Version::V1_0 | Version::V2_0) => 0,
+        _ => 2 * 2,
+    }
 }
 
 /// Bytes of an Ed25519 peer id, the go-libp2p default identity.
@@ -73,6 +86,7 @@ impl WireSizes {
         Self {
             id_field: field_len(id_len),
             topic_field,
+            subopts_flags: subopts_flags(protocol),
             message_overhead,
         }
     }
@@ -118,9 +132,9 @@ impl WireSizes {
         field_len(self.topic_field + self.id_field)
     }
 
-    /// Bytes of one `SubOpts` entry (subscribe flag + topic).
+    /// Bytes of one `SubOpts` entry (subscribe flag + topic + partial-message flags).
     pub fn subscription_entry(&self) -> u64 {
-        field_len(2 + self.topic_field)
+        field_len(2 + self.topic_field + self.subopts_flags)
     }
 
     /// The `control` field wrapping `body` bytes of control entries.
@@ -181,6 +195,24 @@ mod tests {
             prune_peers: 16,
             score: None,
         }
+    }
+
+    /// A `SubOpts` for a 20-byte topic: subscribe (tag + bool, 2) + topicid (tag + length
+    /// + 20, 22) = 24 body bytes, 26 framed; go v0.17.0 adds requestsPartial and
+    /// supportsSendingPartial (2 + 2) for 30. v0.1.1 (our 1.0) and the v2.0 fork do not.
+    #[test]
+    fn subscription_entries_carry_go_v0_17_partial_message_flags() {
+        let mut p = protocol(Signing::StrictSign, MessageIdKind::Go);
+        assert_eq!(WireSizes::new(&p).subscription_entry(), 30);
+        p.version = Version::V1_2;
+        assert_eq!(WireSizes::new(&p).subscription_entry(), 30);
+        p.router = Router::Floodsub;
+        assert_eq!(WireSizes::new(&p).subscription_entry(), 30);
+        p.router = Router::Gossipsub;
+        p.version = Version::V1_0;
+        assert_eq!(WireSizes::new(&p).subscription_entry(), 26);
+        p.version = Version::V2_0;
+        assert_eq!(WireSizes::new(&p).subscription_entry(), 26);
     }
 
     #[test]
