@@ -197,9 +197,10 @@ mod tests {
         }
     }
 
-    /// A `SubOpts` for a 20-byte topic: subscribe (tag + bool, 2) + topicid (tag + length
-    /// + 20, 22) = 24 body bytes, 26 framed; go v0.17.0 adds requestsPartial and
-    /// supportsSendingPartial (2 + 2) for 30. v0.1.1 (our 1.0) and the v2.0 fork do not.
+    /// A `SubOpts` for a 20-byte topic: subscribe (tag and bool, 2 bytes) and topicid
+    /// (tag, length and 20 bytes: 22) make 24 body bytes, 26 framed; go v0.17.0 adds
+    /// requestsPartial and supportsSendingPartial (2 bytes each) for 30. v0.1.1 (our 1.0)
+    /// and the v2.0 fork do not.
     #[test]
     fn subscription_entries_carry_go_v0_17_partial_message_flags() {
         let mut p = protocol(Signing::StrictSign, MessageIdKind::Go);
