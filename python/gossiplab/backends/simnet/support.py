@@ -6,10 +6,9 @@ instead: the Go runner never sees a scenario it would have to run differently.
 
 from __future__ import annotations
 
-from gossiplab.backends.testbed.support import _GO_FIXED as GO_FIXED
-from gossiplab.backends.testbed.support import go_idontwant_problems
+from gossiplab.backends.testbed.support import go_fixed_notes, go_idontwant_problems
 from gossiplab.errors import Problem, ScenarioError
-from gossiplab.scenario import GO_DEFAULT, Scenario
+from gossiplab.scenario import NetworkConfig, Scenario
 
 MODEL = 'or use backend = "model"'
 # Faults real hosts can go through: the Go runner crashes and restarts hosts, cuts links
@@ -96,6 +95,11 @@ def _other_problems(s: Scenario) -> list[Problem]:
     return problems
 
 
+def _changed(s: Scenario, field: str) -> bool:
+    """Whether the scenario gives network.`field` a value other than the schema's default."""
+    return getattr(s.network, field) != NetworkConfig.model_fields[field].default
+
+
 def notes(s: Scenario) -> list[str]:
     """Fields that simnet applies differently from the model, for the run info."""
     found = []
@@ -104,21 +108,15 @@ def notes(s: Scenario) -> list[str]:
             "network.cpu_per_message is not charged: in virtual time the real nodes' CPU "
             "work takes no time"
         )
-    if s.network.initial_window != 10:
+    if _changed(s, "initial_window"):
         found.append(
             "network.initial_window is the model's TCP window; simnet runs QUIC with "
             "quic-go's own congestion control"
         )
-    if s.network.uplink_sharing != "fair" or s.network.send_buffer != 256 * 1024:
+    if _changed(s, "uplink_sharing") or _changed(s, "send_buffer"):
         found.append(
             "network.uplink_sharing and network.send_buffer are the model's; simnet's hosts "
             "write through QUIC streams onto FIFO links"
         )
-    p = s.protocol
-    for name in GO_FIXED:
-        if getattr(p, name) != GO_DEFAULT[name]:
-            found.append(
-                f"protocol.{name} = {getattr(p, name)} is not configurable in go-libp2p-pubsub; "
-                f"the nodes use go's {GO_DEFAULT[name]}"
-            )
+    found.extend(go_fixed_notes(s))
     return found

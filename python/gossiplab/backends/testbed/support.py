@@ -71,6 +71,17 @@ def check_supported(s: Scenario) -> None:
 _GO_FIXED = ("backoff_slack_ticks", "backoff_clear_ticks")
 
 
+def go_fixed_notes(s: Scenario) -> list[str]:
+    """Scenario values go-libp2p-pubsub cannot take: the real nodes use go's own."""
+    p = s.protocol
+    return [
+        f"protocol.{name} = {getattr(p, name)} is not configurable in go-libp2p-pubsub; "
+        f"the nodes use go's {GO_DEFAULT[name]}"
+        for name in _GO_FIXED
+        if getattr(p, name) != GO_DEFAULT[name]
+    ]
+
+
 def notes(s: Scenario) -> list[str]:
     """Fields that the testbed applies differently from the model, for the run info."""
     found = []
@@ -80,12 +91,7 @@ def notes(s: Scenario) -> list[str]:
             "(see summary run.testbed.nodes)"
         )
     p = s.protocol
-    for name in _GO_FIXED:
-        if getattr(p, name) != GO_DEFAULT[name]:
-            found.append(
-                f"protocol.{name} = {getattr(p, name)} is not configurable in go-libp2p-pubsub; "
-                f"the nodes use go's {GO_DEFAULT[name]}"
-            )
+    found.extend(go_fixed_notes(s))
     if p.heartbeat != parse_duration("1s") and p.prune_backoff:
         found.append(
             "go clears backoffs 2 s (not 2 heartbeats) after expiry, whatever the heartbeat"
