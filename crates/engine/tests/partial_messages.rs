@@ -271,6 +271,35 @@ fn t5_groups_the_application_adopts_do_not_count_against_the_limit() {
     assert_eq!(sent(&sim, 0, Kind::PartsMeta).0, 9);
 }
 
+// Heartbeat gossip: a node that supports partial messages sends no IHAVE to a peer that
+// requests them (gossipsub.go:emitGossip 2069-2080); it sends that peer its groups'
+// metadata instead (partialmsgs.go:EmitGossip, the application's OnEmitGossip). On a
+// 12-node full graph (D = 6, so each node has non-mesh peers) every node requests.
+#[test]
+fn gossip_to_requesting_peers_is_partial_metadata_not_ihave() {
+    let gossip = |role: &str| {
+        let roles = vec![role; 12];
+        let mut held = vec![0u128; 12];
+        held[0] = ALL;
+        let c = partial_config(&roles, &held, json!({}));
+        let mut sim = Simulation::new(&c, &full(12), &messages(0, T0, 0, 1, P * 2048)).unwrap();
+        sim.run();
+        let total = |k: Kind| (0..12).map(|n| sent(&sim, n, k).0).sum::<u64>();
+        let complete = sim
+            .partial_rows()
+            .unwrap()
+            .t_complete_ns
+            .iter()
+            .all(|&t| t > 0);
+        (total(Kind::Ihave), complete)
+    };
+    let (ihave, complete) = gossip("requests");
+    assert_eq!(ihave, 0);
+    assert!(complete);
+    // The same graph without the extension gossips the message with IHAVE.
+    assert!(gossip("none").0 > 0);
+}
+
 #[test]
 fn without_partial_messages_version_1_3_sends_what_1_2_sends() {
     // go without WithPartialMessagesExtension sends no extensions message, and 1.3 is
