@@ -157,6 +157,18 @@ fn t2_a_node_missing_k_parts_receives_exactly_those_parts() {
     }
 }
 
+// T2 at 50 Mbit upload: each of the three RPCs is also serialized on its sender's uplink
+// (67, 67 and 2,118 bytes), and the small RPCs fit TCP's initial window, so B completes
+// 3L + 2,252 x 8 bits / 50 Mbit/s = 75 ms + 360.32 us after the publish.
+#[test]
+fn t2_at_50_mbit_the_three_trips_add_their_serialization() {
+    let mut c = partial_config(&["requests", "requests"], &[ALL, ALL & !1], json!({}));
+    c.network.upload_bps = vec![50_000_000; 2];
+    let sim = run(&c, &line(2));
+    let serialization = (67 + 67 + 2118) * 8 * 1_000_000_000 / 50_000_000;
+    assert_eq!(row(&sim, 1).3, (T0 + 3 * L + serialization) as i64);
+}
+
 // T3: a peer that does not request partial messages gets the full message.
 #[test]
 fn t3_a_peer_without_the_extension_gets_the_full_message() {
