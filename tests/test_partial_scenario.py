@@ -93,7 +93,6 @@ def test_disabled_partial_messages_are_full_messages_of_the_same_size() -> None:
     s = scenario({"enabled": False, "parts": 4})
     assert s.workload.size == 4 * (2048 + 48)
     assert model.partial_config(s, build_schedule(s, 20)) is None
-    assert "workload.partial" not in {p.path for p in testbed_support.unsupported_features(s)}
 
 
 def test_roles_split_the_nodes_and_publishers_request() -> None:

@@ -53,7 +53,7 @@ def go_v13_problems(s: Scenario) -> list[Problem]:
     if s.protocol.name == "gossipsub" and s.protocol.version == "1.3":
         message = "the Go node does not offer gossipsub v1.3 (/meshsub/1.3.0) yet"
         problems.append(Problem("protocol.version", message, f"use 1.0 to 1.2, or {hint}"))
-    if s.workload.partial is not None and s.workload.partial.enabled:
+    if s.workload.partial is not None:
         message = "the Go node does not run partial messages yet"
         problems.append(Problem("workload.partial", message, f"remove it, or {hint}"))
     return problems
