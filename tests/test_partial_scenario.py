@@ -13,6 +13,8 @@ import pytest
 
 from gossiplab.backends import model
 from gossiplab.backends.partial_plan import _uniforms, draw_partial_plan
+from gossiplab.backends.simnet import support as simnet_support
+from gossiplab.backends.testbed import support as testbed_support
 from gossiplab.errors import ScenarioError
 from gossiplab.rng import SplitMix64
 from gossiplab.scenario import Scenario, parse_scenario, scenario_to_toml
@@ -73,12 +75,18 @@ def test_field_refusals_name_the_field() -> None:
     assert bad({"eagerpush": True}) == {"workload.partial.eagerpush"}
 
 
-def test_the_model_refuses_partial_messages_in_aggregate_mode() -> None:
+def test_backends_refuse_what_they_cannot_run() -> None:
+    s = scenario({})
+    assert {p.path for p in testbed_support.unsupported_features(s)} >= {
+        "workload.partial",
+        "protocol.version",
+    }
+    assert "workload.partial" in {p.path for p in simnet_support.unsupported_features(s)}
     aggregate = parse_scenario(
         {"protocol": V13, "workload": {"partial": {}}, "output": {"mode": "aggregate"}}, Path(".")
     )
     assert "workload.partial" in {p.path for p in model.unsupported_features(aggregate)}
-    assert model.unsupported_features(scenario({})) == []
+    assert model.unsupported_features(s) == []
 
 
 def test_disabled_partial_messages_are_full_messages_of_the_same_size() -> None:
