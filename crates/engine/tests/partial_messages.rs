@@ -240,13 +240,62 @@ fn t4_group_state_expires_at_the_fourth_heartbeat_after_the_last_publish() {
         sim.run_until(T0 + 3 * L + MS);
         let start = sim.heartbeat_ticks(0);
         let mut t = T0 + 3 * L + MS;
-        while sim.heartbeat_ticks(0) < start + 4 {
+        while sim.heartbeat_ticks(0) < start + 4 && t < 10 * S {
             assert!(sim.partial_group_alive(0, 0), "ttl {ttl}");
             t += MS;
             sim.run_until(t);
         }
         assert!(!sim.partial_group_alive(0, 0), "ttl {ttl}: deleted at h4");
     }
+}
+
+// T4, after expiry: a partial RPC for the group from B reopens it at A as B's group
+// (partialmsgs.go:HandleRPC → groupState(peerInitiated)); A holds every part and so does
+// B's metadata, so A does not publish it again and it expires once more at the fourth
+// heartbeat, releasing B's count.
+#[test]
+fn t4_a_group_reopened_by_a_peer_expires_again() {
+    let mut c = partial_config(&["requests", "requests"], &[ALL, ALL & !1], json!({}));
+    c.end_ns = 30 * S;
+    let mut sim = Simulation::new(&c, &line(2), &messages(0, T0, 0, 1, P * 2048)).unwrap();
+    let mut t = T0 + 3 * L + MS;
+    sim.run_until(t);
+    let start = sim.heartbeat_ticks(0);
+    while sim.heartbeat_ticks(0) < start + 4 && t < 20 * S {
+        t += MS;
+        sim.run_until(t);
+    }
+    assert!(!sim.partial_group_alive(0, 0));
+    let reopen = PartialRpc {
+        topic: 0,
+        group: 0,
+        data: 0,
+        meta: Some(ALL),
+    };
+    let before = sent(&sim, 0, Kind::PartsMeta).0;
+    sim.inject(
+        1,
+        0,
+        Control {
+            partial: Some(reopen),
+            ..Control::default()
+        },
+    );
+    t += 2 * L;
+    sim.run_until(t);
+    assert!(sim.partial_group_alive(0, 0));
+    assert_eq!(
+        sent(&sim, 0, Kind::PartsMeta).0,
+        before,
+        "nothing to answer"
+    );
+    let start = sim.heartbeat_ticks(0);
+    while sim.heartbeat_ticks(0) < start + 4 && t < 30 * S {
+        assert!(sim.partial_group_alive(0, 0));
+        t += MS;
+        sim.run_until(t);
+    }
+    assert!(!sim.partial_group_alive(0, 0));
 }
 
 // T5: the limits on groups peers open (partialmsgs.go:peerInitiatedGroupCounter, 8 per
