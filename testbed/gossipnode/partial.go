@@ -116,6 +116,13 @@ func (a *partialApp) attach(ctx context.Context, ps *pubsub.PubSub) {
 	}
 }
 
+// known: msg is a group of the plan (drawn for this node, or published by it).
+func (a *partialApp) known(msg uint32) bool {
+	_, drawn := a.held[msg]
+	_, seen := a.groups[msg]
+	return drawn || seen
+}
+
 func (a *partialApp) heldOf(msg uint32) bitmap.Bitmap {
 	if h, ok := a.held[msg]; ok {
 		return clone(h)
@@ -152,18 +159,21 @@ func (a *partialApp) onRPC(from peer.ID, states map[peer.ID]partPeer, rpc *pb.Pa
 		a.mu.Unlock()
 		return err
 	}
-	if _, known := a.held[msg]; !known {
+	if !a.known(msg) {
 		a.mu.Unlock()
 		return nil // not a group of this run's plan: ignored
 	}
 	g, learned := a.learn(msg, rpc.GetTopicID())
+	// A node whose mempool holds every part completes as it learns the group.
+	completed := learned && g.rec.CompleteNs != nil
 	st := states[from]
 	g.rec.RPCsRecv++
 	g.rec.BytesRecv += partialRPCSize(rpc)
 	if rpc.PartsMetadata != nil {
 		st.recvd = bitmap.Merge(st.recvd, rpc.PartsMetadata)
 	}
-	fresh, completed := a.takeParts(g, from, rpc.PartialMessage)
+	fresh, filled := a.takeParts(g, from, rpc.PartialMessage)
+	completed = completed || filled
 	republish := learned // a node that learns a group sends its metadata: its request
 	if fresh {
 		// The sender can infer what we hold now (gossipsub_test.go TestPartialMessages:
@@ -339,7 +349,7 @@ func (a *partialApp) onFull(data []byte, topic string, from peer.ID) {
 	}
 	msg := binary.BigEndian.Uint32(data)
 	a.mu.Lock()
-	if _, known := a.held[msg]; !known {
+	if !a.known(msg) {
 		a.mu.Unlock()
 		return
 	}
