@@ -131,9 +131,10 @@ func (a *partialApp) heldOf(msg uint32) bitmap.Bitmap {
 }
 
 // learn returns the group of msg, creating it from the mempool draw the first time
-// the node hears of it (a gossiplab addition: go's tests start from an empty store).
-// Called with mu held.
-func (a *partialApp) learn(msg uint32, topic string) (*group, bool) {
+// the node hears of it, from node `from` (a gossiplab addition: go's tests start from
+// an empty store). A node whose mempool holds every part is complete from then on, its
+// group "received" from whoever taught it the group. Called with mu held.
+func (a *partialApp) learn(msg uint32, topic string, from int) (*group, bool) {
 	if g, ok := a.groups[msg]; ok {
 		return g, false
 	}
@@ -143,7 +144,7 @@ func (a *partialApp) learn(msg uint32, topic string) (*group, bool) {
 	g.rec = &partialRecord{Msg: msg, LearnedNs: now, Held: have.OnesCount(), CompleteFrom: -1}
 	a.groups[msg] = g
 	if have.OnesCount() == a.layout.parts {
-		g.rec.complete(now, viaMempool, -1)
+		g.rec.complete(now, viaMempool, from)
 	}
 	return g, true
 }
@@ -163,7 +164,7 @@ func (a *partialApp) onRPC(from peer.ID, states map[peer.ID]partPeer, rpc *pb.Pa
 		a.mu.Unlock()
 		return nil // not a group of this run's plan: ignored
 	}
-	g, learned := a.learn(msg, rpc.GetTopicID())
+	g, learned := a.learn(msg, rpc.GetTopicID(), a.index(from))
 	// A node whose mempool holds every part completes as it learns the group.
 	completed := learned && g.rec.CompleteNs != nil
 	st := states[from]
@@ -321,7 +322,7 @@ func (a *partialApp) publishFull(g *group) {
 // with eager push its parts) to its partial peers, then the full message to the others.
 func (a *partialApp) publishGroup(msg uint32, topic string) error {
 	a.mu.Lock()
-	g, _ := a.learn(msg, topic)
+	g, _ := a.learn(msg, topic, -1)
 	g.have = a.layout.all()
 	if g.rec.CompleteNs == nil {
 		g.rec.complete(g.rec.LearnedNs, viaPublish, -1)
@@ -353,8 +354,8 @@ func (a *partialApp) onFull(data []byte, topic string, from peer.ID) {
 		a.mu.Unlock()
 		return
 	}
-	g, _ := a.learn(msg, topic)
 	now, sender := a.clock(), a.index(from)
+	g, _ := a.learn(msg, topic, sender)
 	lack := missing(a.layout.all(), g.have)
 	g.rec.PartsViaFull += lack.OnesCount()
 	for i := range a.layout.parts {

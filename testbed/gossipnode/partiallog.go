@@ -29,7 +29,8 @@ type partialRecord struct {
 	PartsViaFull int    `json:"parts_via_full"`
 	CompleteNs   *int64 `json:"complete_ns"`
 	CompleteVia  string `json:"complete_via"`
-	// CompleteFrom is the node that sent the last missing part (-1: none or unknown).
+	// CompleteFrom is the node that sent the last missing part, or, for a group complete
+	// from the mempool, the node it learned the group from (-1: none or unknown).
 	CompleteFrom int    `json:"complete_from"`
 	RPCsRecv     int    `json:"rpcs_recv"`          // partial RPCs of this group that reached the application
 	BytesRecv    uint64 `json:"bytes_partial_recv"` // their framed size

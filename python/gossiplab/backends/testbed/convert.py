@@ -33,6 +33,8 @@ from typing import Any
 import polars as pl
 
 from gossiplab.analysis.tables import POLARS_SCHEMAS, TRAFFIC_KINDS, RunTables, empty_table
+from gossiplab.backends.partial_plan import PartialPlan
+from gossiplab.backends.testbed import partialconvert
 from gossiplab.workload import Schedule
 
 TRACE_FILE = "trace.ndjson"
@@ -62,6 +64,8 @@ class Conversion:
     missing_results: list[int] = field(default_factory=list)  # nodes without node.json
     # (t_ns, node, peer) of each outbound pubsub stream: one per peer a node talked to
     streams: list[tuple[int, int, int]] = field(default_factory=list)
+    # partial.parquet, for a workload of partial messages (partialconvert.py)
+    partial: pl.DataFrame | None = None
 
     def _first_streams(self) -> dict[tuple[int, int], tuple[int, int, int]]:
         """Per pair of known nodes, (t_ns, node, peer) of the first stream either end
@@ -132,11 +136,14 @@ def convert(
     *,
     peer_ids: Mapping[str, int] | None = None,
     receipts: bool = False,
+    plan: PartialPlan | None = None,
 ) -> Conversion:
     """Convert the node folders (node index -> folder) of one run.
 
     ``peer_ids`` maps base64 peer ids to node indexes; by default it is read from the
-    node.json files (a crashed node's id can be given this way).
+    node.json files (a crashed node's id can be given this way). With ``plan`` (a
+    workload of partial messages) a node's delivery of a group is when it held every
+    part, and the conversion has a ``partial`` table.
     """
     results = {node: read_result(folder) for node, folder in folders.items()}
     ids = dict(peer_ids or {})
@@ -171,8 +178,10 @@ def convert(
             t = int(event["timestamp"]) - epoch_ns
             key = (msg, node)
             if kind == DELIVER_MESSAGE:
-                if node == publisher[msg]:
-                    continue  # the publisher delivering its own message to itself
+                if node == publisher[msg] or sender == node:
+                    # A node delivering a message it published itself: the publisher, or
+                    # a node re-publishing a group it completed from parts.
+                    continue
                 if key in first:
                     continue
                 first[key] = (t, sender)
@@ -182,11 +191,21 @@ def convert(
                 receipt_rows.append((msg, node, sender, t, kind == DUPLICATE_MESSAGE))
     conversion.broken_lines = broken[0]
 
+    full_first = dict(first)  # full-message receipts, before groups completed from parts
+    if plan is not None:
+        full_recv = {key: 1 + duplicates.get(key, 0) for key in first}
+        for key, count in duplicates.items():
+            full_recv.setdefault(key, count)
+        recorded = partialconvert.records(results)
+        partialconvert.merge_first(first, partialconvert.completions(recorded, publisher, epoch_ns))
+        conversion.partial = partialconvert.partial_table(
+            plan, recorded, first, full_recv, publisher
+        )
     deliveries = _deliveries(first, duplicates, publisher)
     copies: dict[int, int] = {}
     for (msg, _), count in duplicates.items():
         copies[msg] = copies.get(msg, 0) + count
-    for msg, _ in first:
+    for msg, _ in full_first:
         copies[msg] = copies.get(msg, 0) + 1
     msgs = publishes["msg"].to_list()
     # Copies back to the publisher (possible without an author): go traces each as a
