@@ -155,7 +155,7 @@ def test_a_group_is_delivered_when_the_node_holds_every_part(tmp_path: Path) -> 
     assert deliveries["t_ns"].to_list() == [t0 + 50 * ms, t0 + 60 * ms]
     assert deliveries["from_node"].to_list() == [0, 1]
     assert deliveries["hop"].to_list() == [1, 2]
-    partial = conversion.partial
+    partial = conversion.tables.partial
     assert partial is not None
     rows = {r["node"]: r for r in partial.filter(pl.col("msg") == 0).iter_rows(named=True)}
     assert sorted(rows) == [1, 2]  # the publisher is no receiver
@@ -183,10 +183,7 @@ def test_a_mixed_network_completes_every_group_on_simnet() -> None:
     try:
         deliveries = run.tables.deliveries
         assert deliveries.height == len(schedule) * (topology.nodes - 1)
-        plan = partial_plan(s, schedule)
-        assert plan is not None
-        folders = {i: run.work / "out" / f"node-{i}" for i in range(topology.nodes)}
-        partial = convert(folders, schedule, 0, plan=plan).partial
+        partial = run.tables.partial
         assert partial is not None and partial["t_complete_ns"].null_count() == 0
         assert (partial["held"] + partial["parts_recv"] == 12).all()
         none = partial.filter(pl.col("role") == "none")

@@ -218,6 +218,7 @@ def run_testbed(
         traffic=conversion.tables.traffic,
         drops=conversion.tables.drops,
         receipts=conversion.tables.receipts,
+        partial=conversion.tables.partial,
         connections=conversion.opened(edges) if s.protocol.peer_exchange else None,
         resources=resources,
     )

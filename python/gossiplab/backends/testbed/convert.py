@@ -64,8 +64,6 @@ class Conversion:
     missing_results: list[int] = field(default_factory=list)  # nodes without node.json
     # (t_ns, node, peer) of each outbound pubsub stream: one per peer a node talked to
     streams: list[tuple[int, int, int]] = field(default_factory=list)
-    # partial.parquet, for a workload of partial messages (partialconvert.py)
-    partial: pl.DataFrame | None = None
 
     def _first_streams(self) -> dict[tuple[int, int], tuple[int, int, int]]:
         """Per pair of known nodes, (t_ns, node, peer) of the first stream either end
@@ -143,7 +141,7 @@ def convert(
     ``peer_ids`` maps base64 peer ids to node indexes; by default it is read from the
     node.json files (a crashed node's id can be given this way). With ``plan`` (a
     workload of partial messages) a node's delivery of a group is when it held every
-    part, and the conversion has a ``partial`` table.
+    part, and the tables have ``partial`` (partialconvert.py).
     """
     results = {node: read_result(folder) for node, folder in folders.items()}
     ids = dict(peer_ids or {})
@@ -192,15 +190,14 @@ def convert(
     conversion.broken_lines = broken[0]
 
     full_first = dict(first)  # full-message receipts, before groups completed from parts
+    partial = None
     if plan is not None:
         full_recv = {key: 1 + duplicates.get(key, 0) for key in first}
         for key, count in duplicates.items():
             full_recv.setdefault(key, count)
         recorded = partialconvert.records(results)
         partialconvert.merge_first(first, partialconvert.completions(recorded, publisher, epoch_ns))
-        conversion.partial = partialconvert.partial_table(
-            plan, recorded, first, full_recv, publisher
-        )
+        partial = partialconvert.partial_table(plan, recorded, first, full_recv, publisher)
     deliveries = _deliveries(first, duplicates, publisher)
     copies: dict[int, int] = {}
     for (msg, _), count in duplicates.items():
@@ -223,6 +220,7 @@ def convert(
         receipts=_frame("receipts", receipt_rows, sort=["msg", "t_ns", "node"])
         if receipts
         else None,
+        partial=partial,
     )
     return conversion
 

@@ -19,25 +19,10 @@ from typing import Any
 
 import polars as pl
 
+from gossiplab.analysis.tables import POLARS_SCHEMAS
 from gossiplab.backends.partial_plan import PartialPlan
 
 NO_PEER = 2**32 - 1
-
-# One row per (msg, node): the contract every backend writes (docs/partial-messages.md).
-PARTIAL_SCHEMA = pl.Schema(
-    {
-        "msg": pl.UInt32,
-        "node": pl.UInt32,
-        "role": pl.String,
-        "parts": pl.UInt16,
-        "held": pl.UInt16,
-        "parts_recv": pl.UInt32,
-        "parts_dup": pl.UInt32,
-        "full_recv": pl.UInt32,
-        "t_complete_ns": pl.Int64,
-        "bytes_partial_recv": pl.UInt64,
-    }
-)
 
 Key = tuple[int, int]  # (msg, node)
 
@@ -103,4 +88,4 @@ def partial_table(
                     int(record.get("bytes_partial_recv", 0)),
                 )
             )
-    return pl.DataFrame(rows, schema=PARTIAL_SCHEMA, orient="row")
+    return pl.DataFrame(rows, schema=POLARS_SCHEMAS["partial"], orient="row")
