@@ -322,9 +322,9 @@ func (a *partialApp) publishFull(g *group) {
 // with eager push its parts) to its partial peers, then the full message to the others.
 func (a *partialApp) publishGroup(msg uint32, topic string) error {
 	a.mu.Lock()
-	g, _ := a.learn(msg, topic, -1)
+	g, learned := a.learn(msg, topic, -1)
 	g.have = a.layout.all()
-	if g.rec.CompleteNs == nil {
+	if learned || g.rec.CompleteNs == nil {
 		g.rec.complete(g.rec.LearnedNs, viaPublish, -1)
 	}
 	ctx, ps := a.ctx, a.ps

@@ -198,7 +198,8 @@ def convert(
         recorded = partialconvert.records(results)
         partialconvert.merge_first(first, partialconvert.completions(recorded, publisher, epoch_ns))
         partial = partialconvert.partial_table(plan, recorded, first, full_recv, publisher)
-    deliveries = _deliveries(first, duplicates, publisher)
+    hops = partialconvert.hops(first, publisher) if plan is not None else None
+    deliveries = _deliveries(first, duplicates, publisher, hops)
     copies: dict[int, int] = {}
     for (msg, _), count in duplicates.items():
         copies[msg] = copies.get(msg, 0) + count
@@ -274,8 +275,10 @@ def _deliveries(
     first: dict[tuple[int, int], tuple[int, int]],
     duplicates: dict[tuple[int, int], int],
     publisher: dict[int, int],
+    given: Mapping[tuple[int, int], int] | None = None,
 ) -> pl.DataFrame:
-    hops: dict[tuple[int, int], int] = {}
+    """Deliveries with their hop: ``given`` (groups of parts), else from the tree."""
+    hops: dict[tuple[int, int], int] = dict(given or {})
 
     def hop(msg: int, node: int) -> int:
         # Iterative walk up the first-receipt tree to the publisher (no recursion limit).

@@ -59,6 +59,22 @@ def merge_first(
             first[key] = (t, sender)
 
 
+def hops(first: Mapping[Key, tuple[int, int]], publisher: Mapping[int, int]) -> dict[Key, int]:
+    """Each receipt's hop, as the model counts it for groups of parts: one more than the
+    sender's hop if the sender held the whole group by then, else 1 (the sender relayed
+    parts before it had them all; the publisher is hop 0). Receipts of parts do not form
+    a tree: two nodes can complete from each other's parts."""
+    out: dict[Key, int] = {}
+    for (msg, node), (t, sender) in sorted(first.items(), key=lambda item: item[1][0]):
+        if sender == publisher.get(msg):
+            out[(msg, node)] = 1
+            continue
+        before = first.get((msg, sender))
+        done = before is not None and before[0] <= t and (msg, sender) in out
+        out[(msg, node)] = out[(msg, sender)] + 1 if done else 1
+    return out
+
+
 def partial_table(
     plan: PartialPlan,
     recorded: Mapping[Key, dict[str, Any]],
