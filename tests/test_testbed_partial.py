@@ -133,6 +133,9 @@ def test_a_group_is_delivered_when_the_node_holds_every_part(tmp_path: Path) -> 
     }
     # Message 1: node 1 completes from parts at 30 ms; a full copy is delivered at 90 ms.
     late = {**record, "msg": 1, "complete_ns": t0 + 30 * ms}
+    # ... and node 2 completes from node 1's parts at 20 ms, before node 1 held them all:
+    # parts do not form a tree, and node 2 is counted one hop from the publisher.
+    early = {**record, "msg": 1, "complete_ns": t0 + 20 * ms, "complete_from": 1}
     base = {"traffic": {}, "drops": []}
     write_node(tmp_path / "0", {**base, "peer_id": ids[0], "publishes": publishes}, [])
     write_node(
@@ -146,7 +149,7 @@ def test_a_group_is_delivered_when_the_node_holds_every_part(tmp_path: Path) -> 
     )
     write_node(
         tmp_path / "2",
-        {**base, "peer_id": ids[2], "publishes": [], "partial": [full]},
+        {**base, "peer_id": ids[2], "publishes": [], "partial": [full, early]},
         [deliver(3, 60 * ms, ids[1])],
     )
     conversion = convert({i: tmp_path / str(i) for i in range(3)}, schedule, 0, plan=plan)
@@ -165,8 +168,9 @@ def test_a_group_is_delivered_when_the_node_holds_every_part(tmp_path: Path) -> 
     assert rows[2]["parts_recv"] == 12 and rows[2]["full_recv"] == 1
     assert rows[2]["t_complete_ns"] == t0 + 60 * ms  # the delivery, before its record
     assert rows[1]["held"] == plan.held[0][1].bit_count()
-    late_row = conversion.tables.deliveries.filter((pl.col("msg") == 1) & (pl.col("node") == 1))
-    assert late_row["t_ns"].to_list() == [t0 + 30 * ms]
+    second = conversion.tables.deliveries.filter(pl.col("msg") == 1).sort("node")
+    assert second["t_ns"].to_list() == [t0 + 30 * ms, t0 + 20 * ms]
+    assert second["hop"].to_list() == [1, 1]
 
 
 @NEEDS_GO
