@@ -8,6 +8,9 @@ import (
 )
 
 // Traffic kinds, in the order and spelling of the `traffic` table (tables.py).
+// partial: partial-message RPCs that carry parts (items: parts); partsmeta: their parts
+// metadata, and metadata-only RPCs (items: metadata fields); extensions: the v1.3
+// extensions control message (items: messages).
 const (
 	kindPayload = iota
 	kindIHave
@@ -18,9 +21,9 @@ const (
 	kindIAnnounce
 	kindINeed
 	kindSubscribe
-	kindPartial    // partial-message RPCs that carry parts (items: parts)
-	kindPartsMeta  // their parts metadata, and metadata-only RPCs (items: metadata fields)
-	kindExtensions // the v1.3 extensions control message (items: messages)
+	kindPartial
+	kindPartsMeta
+	kindExtensions
 	kindCount
 )
 
