@@ -307,6 +307,37 @@ func TestT3SupportingPeerGetsMetadataAndTheFullMessageNeverParts(t *testing.T) {
 	}
 }
 
+// T3 relay: on a line A – C′ – B where C′ only supports and B requests, C′ forwards
+// A's full message to nobody (gossipsub.go rpcs skips B: C′ supports, B requests) and
+// serves B through partials instead: its metadata once the full message made it hold
+// every part, then, after B's metadata, the parts B lacks.
+func TestT3SupportingRelayServesRequestersWithParts(t *testing.T) {
+	cfgs := testNodes(t, RoleRequests, RoleSupports, RoleRequests)
+	cfgs[0].Peers = []PeerConfig{{Index: 1, Dial: true}}
+	cfgs[1].Peers = []PeerConfig{{Index: 0}, {Index: 2, Dial: true}}
+	cfgs[2].Peers = []PeerConfig{{Index: 1}}
+	holdAllBut(cfgs[1].Partial, 0, 0, 1, 2, 3, 4, 5, 6, 7)
+	holdAllBut(cfgs[2].Partial, 0, 0, 1, 2, 3)
+	nodes := runNodes(t, cfgs, publishGroupAt(0, 0, publishAt, 2*time.Second))
+	relay, b := nodes[1], nodes[2]
+	if got := traffic(relay, kindPayload); got.BytesRecv != 98337 || got.BytesSent != 0 {
+		t.Errorf("C' payload %+v, want the 98,337-byte full message in and nothing out", got)
+	}
+	if got := traffic(b, kindPayload).BytesRecv; got != 0 {
+		t.Errorf("B received %d B of full messages", got)
+	}
+	if got := traffic(relay, kindPartial).BytesRecv; got != 0 {
+		t.Errorf("C' received %d B of parts", got)
+	}
+	r := record(t, b, 0)
+	if r.PartsRecv != 4 || r.CompleteVia != viaPartial || r.CompleteFrom != 1 {
+		t.Errorf("B's record %+v, want its 4 missing parts from C'", r)
+	}
+	if got := traffic(b, kindPartial).BytesRecv; got != partialRPCSize(partialRPC(referenceLayout(), 4, false).Partial) {
+		t.Errorf("B received %d B of parts, want one RPC carrying its 4 missing parts", got)
+	}
+}
+
 // T4. go keeps a group max(TTL, 3) heartbeats after its last PublishPartial and
 // deletes it at the next (partialmsgs.go Heartbeat). While B's state lives, a
 // republish finds its metadata already sent and sends nothing; once deleted, B's
