@@ -54,6 +54,15 @@ def test_held_parts_are_written_in_gos_bitmap_layout() -> None:
     assert held_hex(0, 1) == "00"
 
 
+def test_disabled_partial_messages_reach_the_go_nodes_as_whole_messages() -> None:
+    s = scenario(enabled=False)
+    schedule = build_schedule(s, 6)
+    configs = node_configs(s, build_topology(s), schedule, {i: f"n{i}" for i in range(6)})
+    assert all("partial" not in config for config in configs.values())
+    # The same bytes as a group's full message: 12 parts of 1 KiB with 48 B of proof.
+    assert {pub["size"] for pub in configs[0]["schedule"]} == {12 * (1024 + 48)}
+
+
 def test_each_node_gets_its_role_and_its_parts_of_every_group() -> None:
     s = scenario(roles={"requests": 0.5, "supports": 0.25}, mempool={"missing": 2})
     schedule = build_schedule(s, 6)

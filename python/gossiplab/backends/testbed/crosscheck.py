@@ -304,7 +304,7 @@ def run_crosscheck(
         with bar(backend) if bar is not None else contextlib.nullcontext() as progress:
             summaries[backend] = run(variant(s, backend), out / backend, progress=progress).summary
     rows = table_rows(summaries["model"], summaries[against])
-    if s.workload.partial is not None:
+    if s.workload.partial is not None and s.workload.partial.enabled:
         rows += partial_rows(out / "model", out / against)
     option = "" if against == DEFAULT_PARTNER else f" --against {against}"
     command = f"gossiplab crosscheck{option} {scenario}"

@@ -34,8 +34,9 @@ def score_config(s: Scenario) -> dict[str, Any] | None:
 
 
 def partial_plan(s: Scenario, schedule: Schedule) -> PartialPlan | None:
-    """The roles and mempools every backend runs (the model draws the same)."""
-    if s.workload.partial is None:
+    """The roles and mempools every backend runs (the model draws the same); None for
+    whole messages, which is also what ``enabled = false`` sends (the paired baseline)."""
+    if s.workload.partial is None or not s.workload.partial.enabled:
         return None
     return draw_partial_plan(s, schedule, s.seed)
 

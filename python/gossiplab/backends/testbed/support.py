@@ -52,7 +52,7 @@ def unsupported_features(s: Scenario) -> list[Problem]:
 def go_v13_problems(s: Scenario) -> list[Problem]:
     """What the Go node's partial-message application cannot run (gossipnode/partial.go)."""
     partial = s.workload.partial
-    if partial is None or partial.group_id_size >= GO_MIN_GROUP_ID:
+    if partial is None or not partial.enabled or partial.group_id_size >= GO_MIN_GROUP_ID:
         return []
     message = f"the Go node writes the message index into the group id: {partial.group_id_size} B"
     hint = f"use group_id_size >= {GO_MIN_GROUP_ID} B (Ethereum's are 32)"
