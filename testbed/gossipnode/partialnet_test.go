@@ -3,8 +3,12 @@ package gossipnode
 import (
 	"context"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -166,6 +170,23 @@ func record(t *testing.T, n *Node, msg uint32) partialRecord {
 	return partialRecord{}
 }
 
+func partLines(t *testing.T, n *Node) []partLine {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(n.C.Dir, PartsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []partLine
+	for _, text := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+		var line partLine
+		if err := json.Unmarshal([]byte(text), &line); err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, line)
+	}
+	return lines
+}
+
 func traffic(n *Node, kind int) KindCounters { return n.Result.Traffic[kindNames[kind]] }
 
 // T1. A publishes; X holds every part. A's state for X is zero, so A sends its
@@ -239,6 +260,7 @@ func TestT2NodeMissingKPartsReceivesExactlyThem(t *testing.T) {
 			lack[i] = 3 * i
 		}
 		holdAllBut(cfgs[1].Partial, 0, lack...)
+		cfgs[1].Partial.LogParts = true
 		nodes := runNodes(t, cfgs, publishGroupAt(0, 0, publishAt, 2*time.Second))
 		a, b := nodes[0], nodes[1]
 		if got := traffic(b, kindPartial); got.BytesRecv != data || got.MsgsRecv != uint64(k) {
@@ -256,6 +278,9 @@ func TestT2NodeMissingKPartsReceivesExactlyThem(t *testing.T) {
 		r := record(t, b, 0)
 		if r.PartsRecv != k || r.PartsDup != 0 || r.CompleteVia != viaPartial || r.CompleteFrom != 0 {
 			t.Errorf("k=%d: B's record %+v", k, r)
+		}
+		if lines := partLines(t, b); len(lines) != k || lines[0].Part != 0 || lines[k-1].Part != 3*(k-1) || lines[0].Dup || lines[0].Via != viaPartial || lines[0].From != 0 {
+			t.Errorf("k=%d: parts.ndjson %+v, want the %d missing parts, new, from node 0", k, lines, k)
 		}
 		// Three one-way trips, plus the transfers (under 3 ms at 50 Mbit/s here).
 		took := time.Duration(*r.CompleteNs) - publishAt

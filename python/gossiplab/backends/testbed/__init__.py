@@ -200,7 +200,7 @@ def run_testbed(
     keep = []
     if s.testbed.keep_traces:
         for i in range(topology.nodes):
-            for name in ("trace.ndjson", "node.json", "stderr.log", "config.json"):
+            for name in ("trace.ndjson", "node.json", "parts.ndjson", "stderr.log", "config.json"):
                 path = work / f"node{i}" / name
                 if path.is_file():
                     keep.append(path)

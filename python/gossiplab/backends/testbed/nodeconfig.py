@@ -66,7 +66,8 @@ def partial_config(s: Scenario, plan: PartialPlan, node: int) -> dict[str, Any]:
         "peer_group_limit_per_peer": p.peer_group_limit_per_peer,
         "role": plan.roles[node],
         "held": {str(msg): held_hex(group[node], p.parts) for msg, group in enumerate(plan.held)},
-        "log_parts": False,
+        # One line per part received (parts.ndjson), kept with the traces.
+        "log_parts": s.testbed.keep_traces,
     }
 
 
