@@ -19,7 +19,10 @@ import pytest
 
 from gossiplab.backends.simnet import run_simnet
 from gossiplab.backends.testbed.convert import convert
+from gossiplab.backends.testbed.crosscheck import PARTIAL_METRICS, partial_rows
 from gossiplab.backends.testbed.nodeconfig import held_hex, node_configs, partial_plan
+from gossiplab.backends.testbed.partialcheck import partial_figures
+from gossiplab.runner import run
 from gossiplab.scenario import Scenario, parse_scenario
 from gossiplab.topology import build_topology
 from gossiplab.workload import build_schedule, end_time_ns
@@ -206,3 +209,28 @@ def test_a_mixed_network_completes_every_group_on_simnet() -> None:
         assert requests["bytes_partial_recv"].sum() > 0
     finally:
         shutil.rmtree(run.work, ignore_errors=True)
+
+
+def test_crosscheck_partial_rows_read_each_results_folder(tmp_path: Path) -> None:
+    """The crosscheck's partial rows, on a model run: every group completes at every
+    node, and the parts from the network are what the plan left each node to get."""
+    s = scenario(roles={"requests": 0.5, "supports": 0.25}, mempool={"p": 0.5})
+    data = {**(s.source_data or {}), "backend": "model"}
+    out = run(parse_scenario(data, Path(".")), tmp_path / "model").out_dir
+    figures = partial_figures(out)
+    schedule = build_schedule(s, 6)
+    plan = partial_plan(s, schedule)
+    assert plan is not None
+    lacking = sum(
+        12 - plan.held[msg][node].bit_count()
+        for msg in range(len(schedule))
+        for node in range(6)
+        if node != int(schedule.publisher[msg])
+    )
+    assert figures["groups complete (share of group × node)"] == 1.0
+    assert figures["parts received from the network"] == lacking
+    p50 = figures["group completion p50"]
+    assert p50 is not None and p50 >= 20  # at least one 20 ms link from the publisher
+    rows = partial_rows(out, out)
+    assert [r.metric for r in rows] == [name for name, _ in PARTIAL_METRICS]
+    assert all(r.relative in (0.0, None) for r in rows)
