@@ -37,6 +37,35 @@ type Config struct {
 	// TraceRPC keeps SEND_RPC/RECV_RPC/DROP_RPC events in the trace file; they are
 	// large and traffic is counted exactly by the raw tracer anyway.
 	TraceRPC bool `json:"trace_rpc"`
+	// Partial makes every publication of Schedule a group of parts published through
+	// the partial-messages extension (partial.go); nil for whole messages only.
+	Partial *PartialConfig `json:"partial,omitempty"`
+}
+
+// PartialConfig is the scenario's [workload.partial] as one node needs it: the sizes
+// of a group, the application rule's knobs, the library's limits, this node's role and
+// the parts it holds of each group before the group is published (drawn in Python,
+// backends/partial_plan.py, so that every backend holds the same parts).
+type PartialConfig struct {
+	Parts        int  `json:"parts"`
+	PartSize     int  `json:"part_size"`
+	PartOverhead int  `json:"part_overhead"`
+	FullOverhead int  `json:"full_overhead"`
+	GroupIDSize  int  `json:"group_id_size"`
+	EagerPush    bool `json:"eager_push"`
+	FullFallback bool `json:"full_fallback"`
+	// Rule is the application rule; "go-reference" (go's own test application) only.
+	Rule                   string `json:"rule"`
+	GroupTTLHeartbeats     int    `json:"group_ttl_heartbeats"`
+	PeerGroupLimitPerTopic int    `json:"peer_group_limit_per_topic"`
+	PeerGroupLimitPerPeer  int    `json:"peer_group_limit_per_peer"`
+	// Role is this node's: "requests", "supports" or "none" (no extension).
+	Role string `json:"role"`
+	// Held maps a message index (decimal) to the parts this node holds before that
+	// group is published: go's bitmap layout (part i is bit i%8 of byte i/8), in hex.
+	Held map[string]string `json:"held"`
+	// LogParts keeps one line per part received in parts.ndjson.
+	LogParts bool `json:"log_parts"`
 }
 
 // PeerConfig is one neighbour in the static topology.

@@ -87,6 +87,8 @@ type Result struct {
 	Drops         []dropRecord            `json:"drops"`
 	ConnectErrors []string                `json:"connect_errors"`
 	Versions      map[string]string       `json:"versions"`
+	// Partial is every group the node heard of (partial-message workloads only).
+	Partial []partialRecord `json:"partial,omitempty"`
 }
 
 // Node is one pubsub router on a host, subscribed to every topic of the scenario.
@@ -100,6 +102,8 @@ type Node struct {
 	subs   []*pubsub.Subscription
 	Result Result
 	ids    map[peer.ID]int
+	// partial is the partial-messages application (nil: whole messages only).
+	partial *partialApp
 	// epoch is subtracted from every time the node writes (0: Unix time).
 	epoch int64
 }
@@ -125,13 +129,19 @@ func Start(ctx context.Context, c *Config, h host.Host, o Options) (*Node, error
 		}
 		n.ids[id] = p.Index
 	}
+	if err := n.startPartial(); err != nil {
+		return nil, err
+	}
 	var err error
 	if n.Events, err = NewFileTracer(filepath.Join(c.Dir, TraceFile), c.TraceRPC, o.TraceBuffer); err != nil {
 		return nil, err
 	}
 	n.Events.epoch = o.Epoch
 	n.Raw = NewRawTracer()
-	if n.PS, err = newPubSub(ctx, c, h, n.Events, n.Raw); err != nil {
+	if n.partial != nil {
+		n.Raw.countParts = n.partial.layout.countParts
+	}
+	if n.PS, err = n.newPubSub(ctx, h); err != nil {
 		n.Events.Close()
 		return nil, fmt.Errorf("starting %s: %w", c.Router, err)
 	}
@@ -145,7 +155,7 @@ func Start(ctx context.Context, c *Config, h host.Host, o Options) (*Node, error
 	for t := range names {
 		names[t] = TopicName(t)
 	}
-	n.Raw.SetHello(names)
+	n.Raw.SetHello(names, n.partial != nil && n.partial.enabled())
 	n.Result = Result{
 		Index:      c.Index,
 		PeerID:     base64.StdEncoding.EncodeToString([]byte(h.ID())),
@@ -157,11 +167,23 @@ func Start(ctx context.Context, c *Config, h host.Host, o Options) (*Node, error
 	return n, nil
 }
 
-func newPubSub(ctx context.Context, c *Config, h host.Host, events *FileTracer, raw *RawTracer) (*pubsub.PubSub, error) {
-	opts, err := PubsubOptions(c, events, raw)
+func (n *Node) newPubSub(ctx context.Context, h host.Host) (*pubsub.PubSub, error) {
+	c := n.C
+	opts, err := PubsubOptions(c, n.Events, n.Raw)
 	if err != nil {
 		return nil, err
 	}
+	if n.partial != nil && n.partial.enabled() {
+		opts = append(opts, pubsub.WithPartialMessagesExtension(n.partial.extension()))
+	}
+	ps, err := newRouter(ctx, c, h, opts)
+	if err == nil && n.partial != nil {
+		n.partial.attach(ctx, ps)
+	}
+	return ps, err
+}
+
+func newRouter(ctx context.Context, c *Config, h host.Host, opts []pubsub.Option) (*pubsub.PubSub, error) {
 	switch c.Router {
 	case "gossipsub":
 		return pubsub.NewGossipSub(ctx, h, opts...)
@@ -174,7 +196,11 @@ func newPubSub(ctx context.Context, c *Config, h host.Host, events *FileTracer, 
 }
 
 func (n *Node) join(ctx context.Context, t int) error {
-	topic, err := n.PS.Join(TopicName(t))
+	var opts []pubsub.TopicOpt
+	if n.partial != nil {
+		opts = n.partial.topicOptions()
+	}
+	topic, err := n.PS.Join(TopicName(t), opts...)
 	if err != nil {
 		return err
 	}
@@ -192,10 +218,16 @@ func (n *Node) subscribe(ctx context.Context, t int) error {
 	}
 	n.subs[t] = sub
 	// Read deliveries so that go never drops them as undeliverable; the trace has them.
+	// A partial-message node also learns from them that it holds every part.
+	app, self := n.partial, n.H.ID()
 	go func() {
 		for {
-			if _, err := sub.Next(ctx); err != nil {
+			msg, err := sub.Next(ctx)
+			if err != nil {
 				return
+			}
+			if app != nil && msg.ReceivedFrom != self {
+				app.onFull(msg.Data, msg.GetTopic(), msg.ReceivedFrom)
 			}
 		}
 	}()
@@ -224,7 +256,7 @@ func (n *Node) Rejoin(ctx context.Context, t int) error {
 func (n *Node) Restart(ctx context.Context, h host.Host) error {
 	var err error
 	n.H = h
-	if n.PS, err = newPubSub(ctx, n.C, h, n.Events, n.Raw); err != nil {
+	if n.PS, err = n.newPubSub(ctx, h); err != nil {
 		return fmt.Errorf("restarting %s: %w", n.C.Router, err)
 	}
 	n.Topics, n.subs = nil, nil
@@ -272,6 +304,10 @@ func (n *Node) waitUntil(ctx context.Context, target time.Time, stop <-chan stru
 
 // PublishOne publishes one message now and records it for node.json.
 func (n *Node) PublishOne(ctx context.Context, pub Publication) {
+	if n.partial != nil {
+		n.publishGroup(pub)
+		return
+	}
 	data := payload(pub.Msg, pub.Size)
 	n.Events.expect()
 	t0 := time.Now().UnixNano()
@@ -309,6 +345,9 @@ func (n *Node) Finish() error {
 		n.Result.Drops = append(n.Result.Drops, record)
 	}
 	n.Raw.mu.Unlock()
+	if err := n.finishPartial(); err != nil {
+		return err
+	}
 	raw, err := json.MarshalIndent(n.Result, "", " ")
 	if err != nil {
 		return err

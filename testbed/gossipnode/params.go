@@ -45,14 +45,16 @@ func gossipParams(p ProtocolConfig) pubsub.GossipSubParams {
 // older ones, so that the negotiated protocol (and with it IDONTWANT, PX) is the one
 // the scenario names.
 func gossipProtocols(version string) ([]protocol.ID, error) {
-	all := []protocol.ID{pubsub.GossipSubID_v12, pubsub.GossipSubID_v11, pubsub.GossipSubID_v10, pubsub.FloodSubID}
+	all := []protocol.ID{pubsub.GossipSubID_v13, pubsub.GossipSubID_v12, pubsub.GossipSubID_v11, pubsub.GossipSubID_v10, pubsub.FloodSubID}
 	switch version {
-	case "1.2":
+	case "1.3": // extensions control message (gossipsub_feat.go GossipSubFeatureExtensions)
 		return all, nil
-	case "1.1":
+	case "1.2":
 		return all[1:], nil
-	case "1.0":
+	case "1.1":
 		return all[2:], nil
+	case "1.0":
+		return all[3:], nil
 	}
 	return nil, fmt.Errorf("gossipsub version %q is not available in go-libp2p-pubsub v0.17.0", version)
 }
@@ -166,6 +168,10 @@ func PubsubOptions(c *Config, events pubsub.EventTracer, raw pubsub.RawTracer) (
 	for _, pub := range c.Schedule {
 		// Room for the message's own fields besides data; go refuses larger RPCs.
 		maxSize = max(maxSize, pub.Size+4096)
+	}
+	if c.Partial != nil {
+		// Every node relays the full message, and an eager push carries every part.
+		maxSize = max(maxSize, newPartLayout(c.Partial).fullLen+4096)
 	}
 	opts = append(opts, pubsub.WithMaxMessageSize(maxSize))
 	switch p.Signing {

@@ -8,6 +8,9 @@ import (
 )
 
 // Traffic kinds, in the order and spelling of the `traffic` table (tables.py).
+// partial: partial-message RPCs that carry parts (items: parts); partsmeta: their parts
+// metadata, and metadata-only RPCs (items: metadata fields); extensions: the v1.3
+// extensions control message (items: messages).
 const (
 	kindPayload = iota
 	kindIHave
@@ -18,17 +21,24 @@ const (
 	kindIAnnounce
 	kindINeed
 	kindSubscribe
+	kindPartial
+	kindPartsMeta
+	kindExtensions
 	kindCount
 )
 
 var kindNames = [kindCount]string{
 	"payload", "ihave", "iwant", "graft", "prune", "idontwant", "iannounce", "ineed", "subscribe",
+	"partial", "partsmeta", "extensions",
 }
 
 // overheadOrder is where framing and wrappers are charged: the first kind present, in
 // the order the model uses (crates/engine/src/rpc.rs `measure`), so both backends
-// attribute the same bytes to the same kind. IDONTWANT comes last: the model has none.
-var overheadOrder = [...]int{kindPayload, kindSubscribe, kindGraft, kindPrune, kindIHave, kindIWant, kindIDontWant}
+// attribute the same bytes to the same kind. IDONTWANT comes after the model's kinds.
+// A partial RPC travels alone (extensions.go partialMessageRouter.SendRPC), so its
+// frame goes to partial when it carries parts and to partsmeta otherwise; the
+// extensions message rides on the hello, whose frame and control wrapper go to subscribe.
+var overheadOrder = [...]int{kindPayload, kindSubscribe, kindGraft, kindPrune, kindIHave, kindIWant, kindIDontWant, kindPartial, kindPartsMeta, kindExtensions}
 
 // rpcMeasure is what one RPC carries: items and wire bytes per kind.
 type rpcMeasure struct {
@@ -52,8 +62,13 @@ func fieldLen(body uint64) uint64 { return 1 + varintLen(body) + body }
 // splits those bytes over kinds: each entry to its kind, and the control wrapper, the
 // framing and anything unattributed (extensions) to the first kind present. The kinds
 // add up to exactly the framed size; rpcsize_test.go checks that against proto.Marshal.
-func measureRPC(rpc *pb.RPC) rpcMeasure {
+func measureRPC(rpc *pb.RPC) rpcMeasure { return measureRPCParts(rpc, nil) }
+
+// measureRPCParts is measureRPC with the application's count of the parts a partial
+// message carries (nil: count each partial message as one item).
+func measureRPCParts(rpc *pb.RPC, countParts func([]byte) uint64) rpcMeasure {
 	var m rpcMeasure
+	measurePartial(&m, rpc.GetPartial(), countParts)
 	for _, msg := range rpc.GetPublish() {
 		m.bytes[kindPayload] += fieldLen(uint64(proto.Size(msg)))
 		m.items[kindPayload]++
@@ -83,6 +98,10 @@ func measureRPC(rpc *pb.RPC) rpcMeasure {
 			m.bytes[kindIDontWant] += fieldLen(uint64(proto.Size(d)))
 			m.items[kindIDontWant] += uint64(len(d.GetMessageIDs()))
 		}
+		if ext := ctl.GetExtensions(); ext != nil {
+			m.bytes[kindExtensions] += fieldLen(uint64(proto.Size(ext)))
+			m.items[kindExtensions]++
+		}
 	}
 	body := uint64(proto.Size(rpc))
 	total := varintLen(body) + body
@@ -101,6 +120,34 @@ func measureRPC(rpc *pb.RPC) rpcMeasure {
 		m.bytes[first] += total - counted
 	}
 	return m
+}
+
+// measurePartial charges RPC field 10 (rpc.proto PartialMessagesExtension): its
+// metadata field to partsmeta; the rest (field header, topic, group, the parts) to
+// partial when it carries parts, else to partsmeta too.
+func measurePartial(m *rpcMeasure, p *pb.PartialMessagesExtension, countParts func([]byte) uint64) {
+	if p == nil {
+		return
+	}
+	whole := fieldLen(uint64(proto.Size(p)))
+	if p.PartsMetadata != nil {
+		m.items[kindPartsMeta]++
+	}
+	if p.PartialMessage == nil {
+		m.bytes[kindPartsMeta] += whole
+		return
+	}
+	var meta uint64
+	if p.PartsMetadata != nil {
+		meta = fieldLen(uint64(len(p.PartsMetadata)))
+	}
+	m.bytes[kindPartsMeta] += meta
+	m.bytes[kindPartial] += whole - meta
+	if countParts == nil {
+		m.items[kindPartial]++
+	} else {
+		m.items[kindPartial] += countParts(p.PartialMessage)
+	}
 }
 
 // framedSize is the RPC's size on the wire, computed independently by marshalling it.

@@ -160,17 +160,29 @@ type RawTracer struct {
 	// hello is the subscription announcement go writes on every new outbound stream
 	// (PubSub.getHelloPacket); it bypasses SendRPC, so it is counted when the stream opens.
 	hello *pb.RPC
+	// countParts counts the parts of a partial message (set by the application).
+	countParts func([]byte) uint64
+	// partialRecv counts the partial RPCs received: those that never reached the
+	// application were refused by the library (its group limits). go hides an RPC's
+	// sender from tracers (pubsub.go RPC.from), so the count is per node, not per peer.
+	partialRecv uint64
 }
 
-// SetHello records the topics this node announces to each new peer.
-func (r *RawTracer) SetHello(topics []string) {
+// SetHello records the topics this node announces to each new peer, and with them
+// the extensions control message when the node enabled partial messages
+// (extensions.go PeerExtensions.ExtendRPC, on the hello: extensionsState.OnNewOutboundStream).
+func (r *RawTracer) SetHello(topics []string, partial bool) {
 	rpc := &pb.RPC{}
 	for _, t := range topics {
-		// go v0.17.0 also sets both partial-message flags, to false, on every entry.
+		// go v0.17.0 sets both partial-message flags on every entry, true or false; a
+		// set bool is 2 bytes either way.
 		rpc.Subscriptions = append(rpc.Subscriptions, &pb.RPC_SubOpts{
 			Topicid: proto.String(t), Subscribe: proto.Bool(true),
 			RequestsPartial: proto.Bool(false), SupportsSendingPartial: proto.Bool(false),
 		})
+	}
+	if partial {
+		rpc.Control = &pb.ControlMessage{Extensions: &pb.ControlExtensions{PartialMessages: proto.Bool(true)}}
 	}
 	r.mu.Lock()
 	r.hello = rpc
@@ -182,7 +194,7 @@ func NewRawTracer() *RawTracer {
 }
 
 func (r *RawTracer) SendRPC(rpc *pubsub.RPC, _ peer.ID) {
-	m := measureRPC(&rpc.RPC)
+	m := measureRPCParts(&rpc.RPC, r.countParts)
 	r.mu.Lock()
 	for k := range kindCount {
 		r.traffic[k].MsgsSent += m.items[k]
@@ -192,8 +204,11 @@ func (r *RawTracer) SendRPC(rpc *pubsub.RPC, _ peer.ID) {
 }
 
 func (r *RawTracer) RecvRPC(rpc *pubsub.RPC) {
-	m := measureRPC(&rpc.RPC)
+	m := measureRPCParts(&rpc.RPC, r.countParts)
 	r.mu.Lock()
+	if rpc.Partial != nil {
+		r.partialRecv++
+	}
 	for k := range kindCount {
 		r.traffic[k].MsgsRecv += m.items[k]
 		r.traffic[k].BytesRecv += m.bytes[k]
@@ -205,7 +220,7 @@ func (r *RawTracer) RecvRPC(rpc *pubsub.RPC) {
 // GRAFT/PRUNE, which go piggybacks on a later RPC; they are counted all the same,
 // since the drop event is what is reported.
 func (r *RawTracer) DropRPC(rpc *pubsub.RPC, p peer.ID) {
-	m := measureRPC(&rpc.RPC)
+	m := measureRPCParts(&rpc.RPC, r.countParts)
 	r.mu.Lock()
 	for k := range kindCount {
 		if m.items[k] > 0 {

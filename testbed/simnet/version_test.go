@@ -17,6 +17,8 @@ import (
 // that version and the older ones, so two nodes settle on the lower of their versions.
 func TestNodesNegotiateTheConfiguredGossipsubVersion(t *testing.T) {
 	cases := map[[2]string]string{
+		{"1.3", "1.3"}: "/meshsub/1.3.0",
+		{"1.2", "1.3"}: "/meshsub/1.2.0",
 		{"1.2", "1.2"}: "/meshsub/1.2.0",
 		{"1.1", "1.2"}: "/meshsub/1.1.0",
 		{"1.0", "1.1"}: "/meshsub/1.0.0",

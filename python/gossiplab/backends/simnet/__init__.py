@@ -26,6 +26,7 @@ from gossiplab.backends.simnet.process import run_runner
 from gossiplab.backends.simnet.runconfig import node_dir, run_config
 from gossiplab.backends.simnet.support import check_supported, notes
 from gossiplab.backends.testbed.convert import convert
+from gossiplab.backends.testbed.nodeconfig import partial_plan
 from gossiplab.geography import nodes_table
 from gossiplab.scenario import Scenario
 from gossiplab.topology import Topology
@@ -97,6 +98,7 @@ def _run(
         schedule,
         0,
         receipts=s.output.receipts,
+        plan=partial_plan(s, schedule),
     )
     edges = topology.edges.tolist()
     tables = replace(

@@ -24,6 +24,7 @@ from gossiplab.backends.testbed.commands import require_commands, require_root
 from gossiplab.backends.testbed.convert import convert
 from gossiplab.backends.testbed.errors import TestbedError
 from gossiplab.backends.testbed.netns import clean_stale, has_netem
+from gossiplab.backends.testbed.nodeconfig import partial_plan
 from gossiplab.backends.testbed.orchestrate import Testbed, remove_work
 from gossiplab.backends.testbed.pprof import aggregate, top_table
 from gossiplab.backends.testbed.resources import Sampler
@@ -136,6 +137,7 @@ def run_testbed(
         schedule,
         epoch,
         receipts=s.output.receipts,
+        plan=partial_plan(s, schedule),
     )
     resources = _resources(sampler, epoch, end_ns, s.workload.warmup)
     measured = (s.workload.warmup, end_ns)
@@ -198,7 +200,7 @@ def run_testbed(
     keep = []
     if s.testbed.keep_traces:
         for i in range(topology.nodes):
-            for name in ("trace.ndjson", "node.json", "stderr.log", "config.json"):
+            for name in ("trace.ndjson", "node.json", "parts.ndjson", "stderr.log", "config.json"):
                 path = work / f"node{i}" / name
                 if path.is_file():
                     keep.append(path)
@@ -216,6 +218,7 @@ def run_testbed(
         traffic=conversion.tables.traffic,
         drops=conversion.tables.drops,
         receipts=conversion.tables.receipts,
+        partial=conversion.tables.partial,
         connections=conversion.opened(edges) if s.protocol.peer_exchange else None,
         resources=resources,
     )

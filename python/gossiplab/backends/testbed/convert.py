@@ -33,6 +33,8 @@ from typing import Any
 import polars as pl
 
 from gossiplab.analysis.tables import POLARS_SCHEMAS, TRAFFIC_KINDS, RunTables, empty_table
+from gossiplab.backends.partial_plan import PartialPlan
+from gossiplab.backends.testbed import partialconvert
 from gossiplab.workload import Schedule
 
 TRACE_FILE = "trace.ndjson"
@@ -132,11 +134,14 @@ def convert(
     *,
     peer_ids: Mapping[str, int] | None = None,
     receipts: bool = False,
+    plan: PartialPlan | None = None,
 ) -> Conversion:
     """Convert the node folders (node index -> folder) of one run.
 
     ``peer_ids`` maps base64 peer ids to node indexes; by default it is read from the
-    node.json files (a crashed node's id can be given this way).
+    node.json files (a crashed node's id can be given this way). With ``plan`` (a
+    workload of partial messages) a node's delivery of a group is when it held every
+    part, and the tables have ``partial`` (partialconvert.py).
     """
     results = {node: read_result(folder) for node, folder in folders.items()}
     ids = dict(peer_ids or {})
@@ -171,8 +176,10 @@ def convert(
             t = int(event["timestamp"]) - epoch_ns
             key = (msg, node)
             if kind == DELIVER_MESSAGE:
-                if node == publisher[msg]:
-                    continue  # the publisher delivering its own message to itself
+                if node == publisher[msg] or sender == node:
+                    # A node delivering a message it published itself: the publisher, or
+                    # a node re-publishing a group it completed from parts.
+                    continue
                 if key in first:
                     continue
                 first[key] = (t, sender)
@@ -182,11 +189,21 @@ def convert(
                 receipt_rows.append((msg, node, sender, t, kind == DUPLICATE_MESSAGE))
     conversion.broken_lines = broken[0]
 
-    deliveries = _deliveries(first, duplicates, publisher)
+    full_first = dict(first)  # full-message receipts, before groups completed from parts
+    partial = None
+    if plan is not None:
+        full_recv = {key: 1 + duplicates.get(key, 0) for key in first}
+        for key, count in duplicates.items():
+            full_recv.setdefault(key, count)
+        recorded = partialconvert.records(results)
+        partialconvert.merge_first(first, partialconvert.completions(recorded, publisher, epoch_ns))
+        partial = partialconvert.partial_table(plan, recorded, first, full_recv, publisher)
+    hops = partialconvert.hops(first, publisher) if plan is not None else None
+    deliveries = _deliveries(first, duplicates, publisher, hops)
     copies: dict[int, int] = {}
     for (msg, _), count in duplicates.items():
         copies[msg] = copies.get(msg, 0) + count
-    for msg, _ in first:
+    for msg, _ in full_first:
         copies[msg] = copies.get(msg, 0) + 1
     msgs = publishes["msg"].to_list()
     # Copies back to the publisher (possible without an author): go traces each as a
@@ -204,6 +221,7 @@ def convert(
         receipts=_frame("receipts", receipt_rows, sort=["msg", "t_ns", "node"])
         if receipts
         else None,
+        partial=partial,
     )
     return conversion
 
@@ -257,8 +275,10 @@ def _deliveries(
     first: dict[tuple[int, int], tuple[int, int]],
     duplicates: dict[tuple[int, int], int],
     publisher: dict[int, int],
+    given: Mapping[tuple[int, int], int] | None = None,
 ) -> pl.DataFrame:
-    hops: dict[tuple[int, int], int] = {}
+    """Deliveries with their hop: ``given`` (groups of parts), else from the tree."""
+    hops: dict[tuple[int, int], int] = dict(given or {})
 
     def hop(msg: int, node: int) -> int:
         # Iterative walk up the first-receipt tree to the publisher (no recursion limit).

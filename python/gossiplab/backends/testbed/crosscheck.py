@@ -33,6 +33,8 @@ from gossiplab.analysis.results import load_results
 from gossiplab.backends.model import ProgressCallback
 from gossiplab.backends.model import unsupported_features as model_unsupported
 from gossiplab.backends.simnet.support import unsupported_features as simnet_unsupported
+from gossiplab.backends.testbed.partialcheck import METRICS as PARTIAL_METRICS
+from gossiplab.backends.testbed.partialcheck import partial_figures
 from gossiplab.backends.testbed.support import unsupported_features as testbed_unsupported
 from gossiplab.errors import GossiplabError, Problem, ScenarioError
 from gossiplab.runner import RESULTS_ROOT, run
@@ -133,6 +135,12 @@ def table_rows(model: dict[str, Any], partner: dict[str, Any]) -> list[Row]:
         rows.append(row(f"{kind.upper()} sent (items)", "control", kind))
     rows.append(row("drops", "drops", "total"))
     return rows
+
+
+def partial_rows(model: Path, partner: Path) -> list[Row]:
+    """Partial messages side by side: completion times, parts and bytes (partialcheck.py)."""
+    ours, theirs = partial_figures(model), partial_figures(partner)
+    return [Row(name, ours[name], theirs[name], unit) for name, unit in PARTIAL_METRICS]
 
 
 def _fmt(value: float | None, unit: str = "") -> str:
@@ -296,6 +304,8 @@ def run_crosscheck(
         with bar(backend) if bar is not None else contextlib.nullcontext() as progress:
             summaries[backend] = run(variant(s, backend), out / backend, progress=progress).summary
     rows = table_rows(summaries["model"], summaries[against])
+    if s.workload.partial is not None and s.workload.partial.enabled:
+        rows += partial_rows(out / "model", out / against)
     option = "" if against == DEFAULT_PARTNER else f" --against {against}"
     command = f"gossiplab crosscheck{option} {scenario}"
     text = markdown(rows, command, against)

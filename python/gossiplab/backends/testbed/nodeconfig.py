@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from gossiplab.backends.params import graft_params, protocol_params, score_params
+from gossiplab.backends.partial_plan import PartialPlan, draw_partial_plan
 from gossiplab.backends.testbed.netns import node_ip
 from gossiplab.scenario import Scenario
 from gossiplab.topology import Topology
@@ -30,6 +31,44 @@ def score_config(s: Scenario) -> dict[str, Any] | None:
     if s.testbed.router != "gossipsub":
         return None
     return score_params(s.protocol.score)
+
+
+def partial_plan(s: Scenario, schedule: Schedule) -> PartialPlan | None:
+    """The roles and mempools every backend runs (the model draws the same); None for
+    whole messages, which is also what ``enabled = false`` sends (the paired baseline)."""
+    if s.workload.partial is None or not s.workload.partial.enabled:
+        return None
+    return draw_partial_plan(s, schedule, s.seed)
+
+
+def held_hex(bits: int, parts: int) -> str:
+    """A set of parts in go's bitmap layout (part i is bit i % 8 of byte i // 8,
+    partialmessages/bitmap/bitmap.go), as hex: what the Go node reads (config.go Held)."""
+    return bits.to_bytes((parts + 7) // 8, "little").hex()
+
+
+def partial_config(s: Scenario, plan: PartialPlan, node: int) -> dict[str, Any]:
+    """Node ``node``'s [workload.partial]: the group's sizes and rule, its role, and the
+    parts it holds of every group (testbed/gossipnode/config.go PartialConfig)."""
+    p = s.workload.partial
+    assert p is not None
+    return {
+        "parts": p.parts,
+        "part_size": p.part_size,
+        "part_overhead": p.part_overhead,
+        "full_overhead": p.full_overhead,
+        "group_id_size": p.group_id_size,
+        "eager_push": p.eager_push,
+        "full_fallback": p.full_fallback,
+        "rule": p.rule,
+        "group_ttl_heartbeats": p.group_ttl_heartbeats,
+        "peer_group_limit_per_topic": p.peer_group_limit_per_topic,
+        "peer_group_limit_per_peer": p.peer_group_limit_per_peer,
+        "role": plan.roles[node],
+        "held": {str(msg): held_hex(group[node], p.parts) for msg, group in enumerate(plan.held)},
+        # One line per part received (parts.ndjson), kept with the traces.
+        "log_parts": s.testbed.keep_traces,
+    }
 
 
 def node_configs(
@@ -72,6 +111,7 @@ def node_configs(
         "profile": s.testbed.profile,
         "trace_rpc": s.testbed.trace_rpc,
     }
+    plan = partial_plan(s, schedule)
     return {
         i: {
             **common,
@@ -83,6 +123,7 @@ def node_configs(
             ],
             "schedule": own[i],
             "dir": dirs[i],
+            **({"partial": partial_config(s, plan, i)} if plan is not None else {}),
         }
         for i in range(topology.nodes)
     }

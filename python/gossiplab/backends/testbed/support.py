@@ -7,6 +7,9 @@ from gossiplab.errors import Problem, ScenarioError
 from gossiplab.scenario import GO_DEFAULT, ProtocolConfig, Scenario
 from gossiplab.units import parse_duration
 
+# Bytes of a group id the Go node needs (gossipnode/partialconfig.go: the index in 4).
+GO_MIN_GROUP_ID = 4
+
 
 def unsupported_features(s: Scenario) -> list[Problem]:
     problems = []
@@ -47,16 +50,13 @@ def unsupported_features(s: Scenario) -> list[Problem]:
 
 
 def go_v13_problems(s: Scenario) -> list[Problem]:
-    """The Go node does not offer /meshsub/1.3.0 nor run a partial-message application yet."""
-    problems = []
-    hint = 'use backend = "model"'
-    if s.protocol.name == "gossipsub" and s.protocol.version == "1.3":
-        message = "the Go node does not offer gossipsub v1.3 (/meshsub/1.3.0) yet"
-        problems.append(Problem("protocol.version", message, f"use 1.0 to 1.2, or {hint}"))
-    if s.workload.partial is not None:
-        message = "the Go node does not run partial messages yet"
-        problems.append(Problem("workload.partial", message, f"remove it, or {hint}"))
-    return problems
+    """What the Go node's partial-message application cannot run (gossipnode/partial.go)."""
+    partial = s.workload.partial
+    if partial is None or not partial.enabled or partial.group_id_size >= GO_MIN_GROUP_ID:
+        return []
+    message = f"the Go node writes the message index into the group id: {partial.group_id_size} B"
+    hint = f"use group_id_size >= {GO_MIN_GROUP_ID} B (Ethereum's are 32)"
+    return [Problem("workload.partial.group_id_size", message, hint)]
 
 
 def go_idontwant_problems(p: ProtocolConfig) -> list[Problem]:
