@@ -1,0 +1,253 @@
+"""The partial-message analysis and report against a hand-built run and hand-built studies.
+
+The run: node 0 publishes groups of 4 parts to nodes 1-4; msg 2 is a warm-up group and
+must count nowhere. Every expectation below is worked out by hand from the rows.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+import pytest
+
+from gossiplab.analysis.partial_curves import (
+    bytes_received_by_kind,
+    completion_by_role,
+    completion_curve,
+    duplicate_counts,
+    measured_pairs,
+    part_sources,
+)
+from gossiplab.analysis.partial_study import (
+    EAGER,
+    FULL,
+    PARTIAL,
+    StudyRun,
+    coverage_where_it_matters,
+    point_mode,
+    study_table,
+)
+from gossiplab.analysis.tables import from_rows
+
+MS = 1_000_000
+PARTS = 4
+WARMUP_NS = 50 * MS
+
+PARTIAL_SCHEMA = {
+    "msg": pl.UInt32,
+    "node": pl.UInt32,
+    "role": pl.String,
+    "parts": pl.UInt16,
+    "held": pl.UInt16,
+    "parts_recv": pl.UInt16,
+    "parts_dup": pl.UInt16,
+    "full_recv": pl.UInt32,
+    "t_complete_ns": pl.Int64,
+    "bytes_partial_recv": pl.UInt64,
+}
+
+# (msg, node, role, held, parts_recv, parts_dup, full_recv, t_complete in ms or None)
+ROWS: list[tuple[int, int, str, int, int, int, int, int | None]] = [
+    # msg 0, published at 100 ms
+    (0, 0, "requests", 4, 0, 0, 0, 100),  # the publisher: never a receiver
+    (0, 1, "requests", 3, 1, 0, 0, 110),
+    (0, 2, "requests", 2, 2, 1, 0, 130),
+    (0, 3, "supports", 4, 0, 1, 0, 100),  # held every part: complete at the publish
+    (0, 4, "none", 0, 0, 0, 0, None),  # never complete
+    # msg 1, published at 200 ms
+    (1, 0, "requests", 4, 0, 0, 0, 200),
+    (1, 1, "requests", 0, 4, 2, 0, 220),
+    (1, 2, "requests", 1, 3, 0, 0, 240),
+    (1, 3, "supports", 2, 2, 0, 0, 250),
+    (1, 4, "none", 0, 0, 0, 1, 260),  # a full copy
+    # msg 2, in the warm-up: left out of everything
+    (2, 1, "requests", 0, 4, 9, 0, 40),
+    (2, 4, "none", 0, 0, 9, 1, None),
+]
+
+
+def partial_table() -> pl.DataFrame:
+    rows = [
+        (msg, node, role, PARTS, held, recv, dup, full, None if t is None else t * MS, recv * 2100)
+        for msg, node, role, held, recv, dup, full, t in ROWS
+    ]
+    return pl.DataFrame(rows, schema=PARTIAL_SCHEMA, orient="row")
+
+
+def publishes() -> pl.DataFrame:
+    return from_rows(
+        "publishes",
+        [
+            (0, 0, 100 * MS, 100 * MS, 8400, 0, 0, 4, 0),
+            (1, 0, 200 * MS, 200 * MS, 8400, 0, 1, 4, 0),
+            (2, 0, 10 * MS, 10 * MS, 8400, 0, 2, 4, 0),
+        ],
+    )
+
+
+def run_info() -> dict[str, Any]:
+    return {"nodes": 5, "subscribers": [5], "warmup_ns": WARMUP_NS, "end_ns": 500 * MS}
+
+
+def pairs() -> pl.DataFrame:
+    return measured_pairs(partial_table(), publishes(), run_info())
+
+
+def test_measured_pairs_leave_out_the_publisher_and_the_warm_up() -> None:
+    measured = pairs()
+    assert measured.select("msg", "node").rows() == [(m, n) for m in (0, 1) for n in (1, 2, 3, 4)]
+    assert measured["latency_ns"].to_list() == [
+        10 * MS, 30 * MS, 0, None, 20 * MS, 40 * MS, 50 * MS, 60 * MS,
+    ]  # fmt: skip
+
+
+def test_completion_curve_counts_never_complete_pairs_in_the_denominator() -> None:
+    curve = completion_curve(pairs()["latency_ns"])
+    # Latencies 0, 10, 20, 30, 40, 50, 60 ms of 8 pairs; one pair never completes.
+    assert curve.pairs == 8 and curve.complete == 7
+    assert curve.times_ms.tolist() == [0.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0]
+    assert curve.share.tolist() == [k / 8 for k in range(1, 8)]
+    # Half the pairs are complete 35 ms after the publish; never all of them.
+    assert curve.share[np.searchsorted(curve.times_ms, 35.0, side="right") - 1] == 0.5
+
+
+def test_completion_is_split_by_role_when_the_network_is_mixed() -> None:
+    curves = {c.label: c for c in completion_by_role(pairs())}
+    assert list(curves) == ["all nodes", "role requests", "role supports", "role none"]
+    assert curves["role requests"].times_ms.tolist() == [10.0, 20.0, 30.0, 40.0]
+    assert curves["role supports"].times_ms.tolist() == [0.0, 50.0]
+    assert (curves["role none"].pairs, curves["role none"].complete) == (2, 1)
+    assert curves["role none"].share.tolist() == [0.5]
+
+
+def test_one_role_gives_one_curve() -> None:
+    only = pairs().filter(pl.col("role") == "requests")
+    assert [c.label for c in completion_by_role(only)] == ["all nodes"]
+
+
+def test_part_sources_sum_each_role() -> None:
+    sources = part_sources(pairs())
+    assert sources.rows() == [
+        # role, pairs, parts, held, parts_recv, parts_dup, full_recv, completed
+        ("requests", 4, 16, 3 + 2 + 0 + 1, 1 + 2 + 4 + 3, 0 + 1 + 2 + 0, 0, 4),
+        ("supports", 2, 8, 4 + 2, 0 + 2, 1 + 0, 0, 2),
+        ("none", 2, 8, 0, 0, 0, 1, 1),
+    ]
+
+
+def test_duplicate_counts_over_pairs() -> None:
+    # parts_dup of the 8 measured pairs: 0, 1, 1, 0, 2, 0, 0, 0.
+    assert duplicate_counts(pairs()).rows() == [(0, 5), (1, 2), (2, 1)]
+
+
+def test_bytes_received_by_kind_fills_absent_kinds_with_zero() -> None:
+    traffic = pl.DataFrame(
+        {
+            "node": [1, 2, 1, 2],
+            "kind": ["payload", "payload", "partial", "ihave"],
+            "bytes_recv": [100, 50, 7, 3],
+        }
+    )
+    assert bytes_received_by_kind(traffic, ("payload", "partial", "partsmeta")) == {
+        "payload": 150,
+        "partial": 7,
+        "partsmeta": 0,
+    }
+
+
+@pytest.mark.parametrize(
+    ("partial", "expected"),
+    [
+        (None, None),
+        ({"parts": 6, "roles": {"requests": 0.0, "supports": 0.0}, "mempool": {"p": 0.5}},
+         (FULL, 6, 0.5)),
+        ({"parts": 6, "roles": {"requests": 1.0}, "eager_push": False, "mempool": {"p": 1.0}},
+         (PARTIAL, 6, 1.0)),
+        ({"parts": 48, "roles": {"requests": 0.5, "supports": 0.2}, "eager_push": True,
+          "mempool": {"missing": 1}}, (EAGER, 48, None)),
+    ],
+)  # fmt: skip
+def test_point_mode_reads_the_resolved_scenario(
+    partial: dict[str, Any] | None, expected: tuple[str, int, float | None] | None
+) -> None:
+    workload: dict[str, Any] = {"messages": 8} if partial is None else {"partial": partial}
+    assert point_mode({"workload": workload}) == expected
+
+
+def study_run(
+    mode: str, parts: int, coverage: float, p99: float | None, group_bytes: float
+) -> StudyRun:
+    ms = {"count": 10, "reached": 10 if p99 is not None else 9, "p50": 50.0, "p99": p99}
+    return StudyRun(
+        folder=Path(f"{mode}-{parts}-{coverage}"),
+        parts=parts,
+        coverage=coverage,
+        mode=mode,
+        curve=completion_curve(pl.Series([1], dtype=pl.Int64)),
+        completion_ms={**ms, "max": p99},
+        group_bytes_per_node=group_bytes,
+        parts_from_network=0,
+        parts_held=0,
+        parts_dup=0,
+    )
+
+
+def test_study_table_pairs_each_partial_run_with_the_full_run_of_its_blob_count() -> None:
+    runs = [
+        study_run(FULL, 6, 0.0, 100.0, 1000.0),
+        study_run(PARTIAL, 6, 0.0, 150.0, 1100.0),  # slower and heavier: negative savings
+        study_run(EAGER, 6, 0.9, 80.0, 200.0),  # paired with the full run at p = 0.0
+        study_run(PARTIAL, 12, 0.9, 90.0, 100.0),  # no full run with 12 parts
+        study_run(PARTIAL, 6, 0.5, None, 500.0),  # p99 never reached
+    ]
+    table = study_table(runs)
+    got = {(row["mode"], row["parts"], row["coverage"]): row for row in table.iter_rows(named=True)}
+    full = got[(FULL, 6, 0.0)]
+    assert full["p99_saved_ms"] is None and full["bytes_saved_share"] is None
+    slower = got[(PARTIAL, 6, 0.0)]
+    assert slower["p99_saved_ms"] == pytest.approx(-50.0)
+    assert slower["p99_saved_share"] == pytest.approx(-0.5)
+    assert slower["bytes_saved_share"] == pytest.approx(-0.1)
+    eager = got[(EAGER, 6, 0.9)]
+    assert eager["p99_saved_ms"] == pytest.approx(20.0)
+    assert eager["p99_saved_share"] == pytest.approx(0.2)
+    assert eager["bytes_saved_share"] == pytest.approx(0.8)
+    assert eager["p50_saved_ms"] == pytest.approx(0.0)
+    alone = got[(PARTIAL, 12, 0.9)]
+    assert alone["bytes_saved_share"] is None and alone["p99_saved_ms"] is None
+    never = got[(PARTIAL, 6, 0.5)]
+    assert never["p99_saved_ms"] is None and never["complete_share"] == pytest.approx(0.9)
+    assert never["bytes_saved_share"] == pytest.approx(0.5)
+    # Sorted by parts, coverage, then mode in MODES order.
+    assert [(r[0], r[1], str(r[2])) for r in table.select("parts", "coverage", "mode").rows()] == [
+        (6, 0.0, FULL), (6, 0.0, PARTIAL), (6, 0.5, PARTIAL), (6, 0.9, EAGER), (12, 0.9, PARTIAL),
+    ]  # fmt: skip
+
+
+def test_a_full_run_at_the_same_coverage_is_preferred() -> None:
+    runs = [
+        study_run(FULL, 6, 0.0, 100.0, 1000.0),
+        study_run(FULL, 6, 0.9, 100.0, 400.0),
+        study_run(PARTIAL, 6, 0.9, 100.0, 100.0),
+    ]
+    row = study_table(runs).filter(pl.col("mode") == PARTIAL).row(0, named=True)
+    assert row["bytes_saved_share"] == pytest.approx(0.75)
+
+
+def test_coverage_where_it_matters_lists_the_coverages_past_the_threshold() -> None:
+    runs = [study_run(FULL, 6, p, 100.0, 1000.0) for p in (0.0, 0.5, 1.0)]
+    runs += [
+        study_run(PARTIAL, 6, 0.0, 130.0, 1050.0),  # slower, heavier
+        study_run(PARTIAL, 6, 0.5, 95.0, 600.0),  # 5 % faster: below the 10 % threshold
+        study_run(PARTIAL, 6, 1.0, 50.0, 10.0),
+        study_run(EAGER, 6, 0.0, 90.0, 1200.0),
+    ]
+    answer = coverage_where_it_matters(study_table(runs))
+    rows = {row["mode"]: row for row in answer.iter_rows(named=True)}
+    assert rows[PARTIAL]["bytes_from"] == [0.5, 1.0]
+    assert rows[PARTIAL]["time_from"] == [1.0]
+    assert rows[PARTIAL]["slower_at"] == [0.0]
+    assert rows[EAGER]["bytes_from"] == [] and rows[EAGER]["time_from"] == [0.0]
