@@ -25,6 +25,7 @@ from gossiplab.scenario.faults import (
 )
 from gossiplab.scenario.network import NetworkConfig, NodeClass, RegionTable
 from gossiplab.scenario.output import OutputConfig
+from gossiplab.scenario.partial import MempoolConfig, PartialConfig, RolesConfig
 from gossiplab.scenario.root import Scenario
 from gossiplab.scenario.topology import (
     BarabasiAlbertTopology,
@@ -116,6 +117,10 @@ def literal(cell: str) -> Any:
     return tomllib.loads(f"v = {match.group(1)}")["v"]
 
 
+# What a section needs from the others to be valid on its own.
+PARTIAL_PROTOCOL = {"protocol": {"version": "1.3", "message_id": "ethereum"}}
+
+
 def resolved(path: str, name: str, value: Any = None) -> Any:
     """The parsed value of field `name` at `path`, written as `value` or left to default."""
     given = {} if value is None else {name: value}
@@ -123,12 +128,19 @@ def resolved(path: str, name: str, value: Any = None) -> Any:
         data: dict[str, Any] = given
     elif path == "network.classes":
         data = {"network": {"classes": [{"name": "c", "share": 1.0, **given}]}}
+    elif path.startswith("workload.partial"):
+        table = given
+        for key in reversed(path.split(".")[1:]):
+            table = {key: table}
+        data = {"workload": table, **PARTIAL_PROTOCOL}
     else:
         data = {path: given}
     s = parse_scenario(data, REPO)
     owner: Any = s if path == "" else getattr(s, path.split(".")[0])
     if path == "network.classes":
         owner = owner.classes[0]
+    for key in path.split(".")[1:] if path.startswith("workload.partial") else []:
+        owner = getattr(owner, key)
     return getattr(owner, name)
 
 
@@ -138,6 +150,9 @@ FIELD_TABLES = [
     ("## `[network]`", "network", NetworkConfig, set()),
     ("### Node classes", "network.classes", NodeClass, set()),
     ("## `[workload]`", "workload", WorkloadConfig, set()),
+    ("### `[workload.partial]`", "workload.partial", PartialConfig, {"mempool", "roles"}),
+    ("#### `[workload.partial.mempool]`", "workload.partial.mempool", MempoolConfig, set()),
+    ("#### `[workload.partial.roles]`", "workload.partial.roles", RolesConfig, set()),
     ("## `[output]`", "output", OutputConfig, set()),
     ("## `[testbed]`", "testbed", testbed_schema.TestbedConfig, set()),
 ]

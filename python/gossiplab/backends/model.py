@@ -75,6 +75,11 @@ def unsupported_features(s: Scenario) -> list[Problem]:
                 'use mode = "full", or a warmup that the first messages fall into',
             )
         )
+    if s.workload.partial is not None and s.output.mode == "aggregate":
+        message = (
+            "partial messages are measured per (group, node), which aggregate mode does not keep"
+        )
+        problems.append(Problem("workload.partial", message, 'use output.mode = "full"'))
     if s.workload.topics > MAX_TOPICS:
         problems.append(
             Problem("workload.topics", f"at most {MAX_TOPICS}, got {s.workload.topics}")

@@ -16,7 +16,8 @@ _Count = Annotated[int, Field(ge=0, le=MAX_U32)]
 _AtLeastOne = Annotated[int, Field(ge=1, le=MAX_U32)]
 
 
-PROTOCOL_VERSIONS = ("1.0", "1.1", "1.2", "2.0")
+# 1.3 is /meshsub/1.3.0: 1.2 plus the extensions control message (partial messages).
+PROTOCOL_VERSIONS = ("1.0", "1.1", "1.2", "1.3", "2.0")
 
 
 def _version_string(value: Any) -> Any:
@@ -32,9 +33,9 @@ class ProtocolConfig(Section):
     """The pub/sub protocol and every gossipsub parameter; omitted ones come from the preset."""
 
     name: Literal["floodsub", "gossipsub"] = "gossipsub"
-    version: Annotated[Literal["1.0", "1.1", "1.2", "2.0"], BeforeValidator(_version_string)] = (
-        "1.1"
-    )
+    version: Annotated[
+        Literal["1.0", "1.1", "1.2", "1.3", "2.0"], BeforeValidator(_version_string)
+    ] = "1.1"
     preset: Literal["go-default", "rust-default", "ethereum"] = "go-default"
     D: _AtLeastOne
     D_lo: _AtLeastOne
@@ -150,7 +151,7 @@ class ProtocolConfig(Section):
 
 def _idontwant_problems(p: ProtocolConfig) -> list[Problem]:
     """The IDONTWANT settings need a version that has IDONTWANT."""
-    if p.name == "gossipsub" and p.version in ("1.2", "2.0"):
+    if p.name == "gossipsub" and p.version in ("1.2", "1.3", "2.0"):
         return []
     problems = []
     for name in ("idontwant_on_publish", "idontwant_to_sender"):

@@ -191,7 +191,28 @@ def _peer_exchange_problems(s: Scenario) -> list[Problem]:
     return []
 
 
+def _partial_problems(s: Scenario) -> list[Problem]:
+    """Partial messages need /meshsub/1.3.0, and re-published full messages one id."""
+    partial, p = s.workload.partial, s.protocol
+    if partial is None:
+        return []
+    problems = []
+    if p.name != "gossipsub" or p.version != "1.3":
+        message = f"partial messages are a gossipsub v1.3 extension, got {p.name} {p.version}"
+        hint = 'set protocol.name = "gossipsub" and protocol.version = "1.3"'
+        problems.append(Problem("workload.partial", message, hint))
+    if partial.full_fallback and p.message_id == "go":
+        # Every node that completes a group publishes its full message (gossipsub_test.go:
+        # TestPartialMessages mixed network); with go's author+seqno ids each copy would be
+        # a distinct message.
+        message = "completed nodes re-publish the full message, which needs content ids"
+        hint = 'set protocol.message_id = "ethereum", or full_fallback = false'
+        problems.append(Problem("workload.partial.full_fallback", message, hint))
+    return problems
+
+
 def cross_section_problems(s: Scenario) -> list[Problem]:
     problems = _workload_problems(s) + _fault_problems(s) + _backend_problems(s)
+    problems += _partial_problems(s)
     problems += _node_list_problems(s) + _peer_exchange_problems(s)
     return problems + _testbed_problems(s)

@@ -18,6 +18,7 @@ from gossiplab.scenario.base import (
     is_int,
     raise_problems,
 )
+from gossiplab.scenario.partial import PartialConfig
 from gossiplab.units import (
     NS_PER_SECOND,
     Duration,
@@ -28,6 +29,7 @@ from gossiplab.units import (
     format_rate,
     parse_duration,
     parse_rate,
+    parse_size,
 )
 from gossiplab.workload import batch_count, batch_offset_ns
 
@@ -80,6 +82,21 @@ class WorkloadConfig(Section):
     # (studies send a few first to open TCP windows).
     exclude_first: int = Field(default=0, ge=0, le=MAX_U32)
     cooldown: Duration = 10 * NS_PER_SECOND
+    # Present: every message is a group of parts (gossipsub v1.3 partial messages), and
+    # `size` is the group's full size (see PartialConfig.full_size).
+    partial: PartialConfig | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _derive_partial_size(cls, data: Any) -> Any:
+        # With partial messages the message size follows from the parts; a given size that
+        # disagrees is reported in _check, one that does not parse by its own field.
+        if not isinstance(data, dict) or not isinstance(data.get("partial"), dict):
+            return data
+        full = _partial_full_size(data["partial"])
+        if full is None or "size" in data:
+            return data
+        return {**data, "size": f"{full}B"}
 
     @model_validator(mode="before")
     @classmethod
@@ -131,6 +148,14 @@ class WorkloadConfig(Section):
             problems.append(Problem("batch", message, "a batch holds at most all the messages"))
         elif self.planned_end_ns() > MAX_SEED:
             problems.append(Problem("rate", "the run would last over 290 years", "raise the rate"))
+        if self.partial is not None and self.partial.full_size() != self.size:
+            full = self.partial.full_size()
+            message = (
+                f"{self.size} B disagrees with the full size of a group of parts, "
+                f"parts × (part_size + part_overhead) + full_overhead = {full} B"
+            )
+            hint = "remove size: with [workload.partial] it is derived from the parts"
+            problems.append(Problem("size", message, hint))
         raise_problems(problems)
         return self
 
@@ -141,6 +166,22 @@ class WorkloadConfig(Section):
     def planned_end_ns(self) -> int:
         """When the run ends with uniform arrival: warm-up, publishing, cool-down."""
         return self.warmup + self.publish_span_ns() + self.cooldown
+
+
+def _partial_full_size(partial: dict[str, Any]) -> int | None:
+    """The full size a [workload.partial] table gives, or None if a field does not parse
+    (PartialConfig then reports it)."""
+    defaults = PartialConfig.model_fields
+    values = []
+    for name in ("parts", "part_size", "part_overhead", "full_overhead"):
+        value = partial.get(name, defaults[name].default)
+        value = value if name == "parts" else _parsed(parse_size, value)
+        if not is_int(value):
+            return None
+        values.append(value)
+    parts, part_size, part_overhead, full_overhead = values
+    full = parts * (part_size + part_overhead) + full_overhead
+    return full if 0 < full <= MAX_U32 else None
 
 
 def _messages_from(rate: float, duration_ns: int) -> int:

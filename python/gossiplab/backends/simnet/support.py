@@ -6,7 +6,11 @@ instead: the Go runner never sees a scenario it would have to run differently.
 
 from __future__ import annotations
 
-from gossiplab.backends.testbed.support import go_fixed_notes, go_idontwant_problems
+from gossiplab.backends.testbed.support import (
+    go_fixed_notes,
+    go_idontwant_problems,
+    go_v13_problems,
+)
 from gossiplab.errors import Problem, ScenarioError
 from gossiplab.scenario import NetworkConfig, Scenario
 
@@ -44,7 +48,7 @@ def _protocol_problems(s: Scenario) -> list[Problem]:
     if p.message_id == "ethereum" and s.workload.size < 4:
         message = "content-addressed ids need >= 4 bytes of payload to tell messages apart"
         problems.append(Problem("workload.size", message, "use a size of at least 4 bytes"))
-    return problems + go_idontwant_problems(p)
+    return problems + go_v13_problems(s) + go_idontwant_problems(p)
 
 
 def _network_problems(s: Scenario) -> list[Problem]:

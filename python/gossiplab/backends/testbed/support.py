@@ -43,7 +43,20 @@ def unsupported_features(s: Scenario) -> list[Problem]:
         message = "go's counters count traffic per node and kind, not per message"
         hint = 'set message_traffic = false, or use backend = "model"'
         problems.append(Problem("output.message_traffic", message, hint))
-    return problems + go_idontwant_problems(s.protocol)
+    return problems + go_v13_problems(s) + go_idontwant_problems(s.protocol)
+
+
+def go_v13_problems(s: Scenario) -> list[Problem]:
+    """The Go node does not offer /meshsub/1.3.0 nor run a partial-message application yet."""
+    problems = []
+    hint = 'use backend = "model"'
+    if s.protocol.name == "gossipsub" and s.protocol.version == "1.3":
+        message = "the Go node does not offer gossipsub v1.3 (/meshsub/1.3.0) yet"
+        problems.append(Problem("protocol.version", message, f"use 1.0 to 1.2, or {hint}"))
+    if s.workload.partial is not None:
+        message = "the Go node does not run partial messages yet"
+        problems.append(Problem("workload.partial", message, f"remove it, or {hint}"))
+    return problems
 
 
 def go_idontwant_problems(p: ProtocolConfig) -> list[Problem]:
