@@ -131,10 +131,11 @@ def test_one_role_gives_one_curve() -> None:
 def test_part_sources_sum_each_role() -> None:
     sources = part_sources(pairs())
     assert sources.rows() == [
-        # role, pairs, parts, held, parts_recv, parts_dup, full_recv, completed
-        ("requests", 4, 16, 3 + 2 + 0 + 1, 1 + 2 + 4 + 3, 0 + 1 + 2 + 0, 0, 4),
-        ("supports", 2, 8, 4 + 2, 0 + 2, 1 + 0, 0, 2),
-        ("none", 2, 8, 0, 0, 0, 1, 1),
+        # role, pairs, parts, held, parts_recv, via_full, parts_dup, full_recv, completed
+        ("requests", 4, 16, 3 + 2 + 0 + 1, 1 + 2 + 4 + 3, 0, 0 + 1 + 2 + 0, 0, 4),
+        ("supports", 2, 8, 4 + 2, 0 + 2, 0, 1 + 0, 0, 2),
+        # Node 4 never completed msg 0; it took msg 1's 4 parts in one full copy.
+        ("none", 2, 8, 0, 0, 4, 0, 1, 1),
     ]
 
 

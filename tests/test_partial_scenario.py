@@ -90,7 +90,9 @@ def test_backends_refuse_what_they_cannot_run() -> None:
 
 
 def test_roles_split_the_nodes_and_publishers_request() -> None:
-    s = scenario({"roles": {"requests": 0.25, "supports": 0.5}}, nodes=40, publishers=[0, 1], batch=2)
+    s = scenario(
+        {"roles": {"requests": 0.25, "supports": 0.5}}, nodes=40, publishers=[0, 1], batch=2
+    )
     plan = draw_partial_plan(s, build_schedule(s, 40), s.seed)
     assert plan.roles[0] == plan.roles[1] == "requests"
     others = plan.roles[2:]

@@ -19,6 +19,7 @@ import numpy as np
 import polars as pl
 
 from gossiplab.analysis.metrics import NS_PER_MS, in_warm_up
+from gossiplab.analysis.tables import RunTables
 
 ROLES: tuple[str, ...] = ("requests", "supports", "none")
 """A node's part in the extension on the topic: requests partial messages (and supports
@@ -31,6 +32,11 @@ extensions hello) is left out, so that bandwidth compares what disseminating cos
 
 SPLIT_KINDS: tuple[str, ...] = ("payload", "partial", "partsmeta", "extensions")
 """The kinds the bytes figure splits: full messages against the extension's traffic."""
+
+
+def partial_table(tables: RunTables) -> pl.DataFrame | None:
+    """The run's partial table; None when its workload is not partial messages."""
+    return getattr(tables, "partial", None)
 
 
 def measured_pairs(
@@ -94,15 +100,20 @@ def completion_by_role(pairs: pl.DataFrame) -> list[CompletionCurve]:
 
 def part_sources(pairs: pl.DataFrame) -> pl.DataFrame:
     """Per role (in ROLES order): pairs, parts needed, held before publish, new from the
-    network as parts, duplicate parts, full copies received, pairs completed."""
+    network as parts, parts that came in a full message (the rest of a completed pair that
+    received a full copy), duplicate parts, full copies received, pairs completed."""
     role_order = pl.Enum(list(ROLES))
+    rest = pl.col("parts").cast(pl.Int64) - pl.col("held") - pl.col("parts_recv")
+    via_full = pl.when(pl.col("t_complete_ns").is_not_null() & (pl.col("full_recv") > 0))
     return (
-        pairs.group_by("role")
+        pairs.with_columns(via_full=via_full.then(rest.clip(lower_bound=0)).otherwise(0))
+        .group_by("role")
         .agg(
             pairs=pl.len().cast(pl.Int64),
             parts=pl.col("parts").cast(pl.Int64).sum(),
             held=pl.col("held").cast(pl.Int64).sum(),
             parts_recv=pl.col("parts_recv").cast(pl.Int64).sum(),
+            via_full=pl.col("via_full").sum(),
             parts_dup=pl.col("parts_dup").cast(pl.Int64).sum(),
             full_recv=pl.col("full_recv").cast(pl.Int64).sum(),
             completed=pl.col("t_complete_ns").is_not_null().sum().cast(pl.Int64),

@@ -31,6 +31,7 @@ from gossiplab.analysis.partial_curves import (
     bytes_received_by_kind,
     completion_curve,
     measured_pairs,
+    partial_table,
 )
 from gossiplab.analysis.results import SCENARIO_FILE, load_results
 
@@ -83,7 +84,7 @@ def load_study_run(folder: Path) -> StudyRun | None:
         return None
     mode, parts, coverage = shape
     tables, run, _ = load_results(folder)
-    partial = getattr(tables, "partial", None)
+    partial = partial_table(tables)
     if partial is None:
         return None
     pairs = measured_pairs(partial, tables.publishes, run)

@@ -1,0 +1,211 @@
+"""The partial-message section of a sweep's report: what cell-level dissemination saves.
+
+Shown when the sweep's points send partial messages (``[workload.partial]``). It answers
+"how much time and bandwidth do partial messages save against full messages, and at what
+mempool coverage does it stop mattering?" with the study table of
+``analysis.partial_study``, two figures and the coverages at which the savings pass
+``MATTERS``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+from gossiplab.analysis.headline import format_bytes
+from gossiplab.analysis.partial_study import (
+    EAGER,
+    FULL,
+    MATTERS,
+    MODES,
+    PARTIAL,
+    StudyRun,
+    coverage_where_it_matters,
+    study_table,
+)
+from gossiplab.report.drawing import new_panels, save, series_colours
+from gossiplab.report.pages import Block, Figure, Section, Table, Text
+from gossiplab.report.partial_plots import draw_completion, end_of_curves
+
+TITLE = "Partial messages against full messages"
+MODE_STYLE = {FULL: ("#555555", "-"), PARTIAL: ("#4c72b0", "--"), EAGER: ("#c44e52", ":")}
+
+
+def partial_study_section(runs: Sequence[StudyRun], plots: Path) -> Section | None:
+    """The section, or None when no point sends partial messages."""
+    if not runs:
+        return None
+    table = study_table(runs)
+    largest = max(run.parts for run in runs)
+    blocks: list[Block] = [
+        Text(
+            "Every point's groups, over (group, node) pairs: the share of pairs whose node "
+            "ended up holding every part, the time from publish until it did (p50, p99, max; "
+            '"never" when that rank never completed), and the bytes a node received for the '
+            "groups (full messages, parts, parts metadata, IHAVE/IWANT/IDONTWANT; mesh upkeep "
+            "left out). Savings compare each partial point with the full-message point of "
+            "the same blob count and coverage: positive is faster or lighter."
+        ),
+        *_answer(table),
+        Table(_HEADER, _rows(table), numeric_from=3),
+        Figure(
+            "Completion time and bytes against mempool coverage",
+            "Top: p99 of the time until a node holds every part of a group; bottom: bytes a "
+            "node received for the groups; one panel per blob count, one line per mode "
+            "(grey: full messages, blue dashed: partial messages, red dotted: partial "
+            "messages with eager push). A missing point never reached p99.",
+            savings_figure(table, plots / "partial_savings.png"),
+        ),
+        Figure(
+            f"Completion over time, {largest} blobs",
+            "The share of (group, node) pairs holding every part against the time since "
+            "publish, one panel per mode and one curve per mempool coverage, from purple "
+            "(p = 0) to yellow (p = 1). Full messages do not depend on the coverage: a node "
+            "without the extension cannot use its mempool.",
+            completion_figure(
+                [r for r in runs if r.parts == largest], plots / "partial_completion.png"
+            ),
+        ),
+    ]
+    return Section(TITLE, blocks)
+
+
+_HEADER = [
+    "blobs",
+    "coverage p",
+    "mode",
+    "complete",
+    "p50 (ms)",
+    "p99 (ms)",
+    "max (ms)",
+    "bytes / node",
+    "p99 saved (ms)",
+    "bytes saved",
+]
+
+
+def _rows(table: pl.DataFrame) -> list[list[str]]:
+    return [
+        [
+            str(row["parts"]),
+            _number(row["coverage"], "{:g}"),
+            str(row["mode"]),
+            _number(row["complete_share"], "{:.2%}"),
+            _ms(row["completion_p50_ms"]),
+            _ms(row["completion_p99_ms"]),
+            _ms(row["completion_max_ms"]),
+            format_bytes(int(row["group_bytes_per_node"])),
+            _number(row["p99_saved_ms"], "{:+,.1f}"),
+            _number(row["bytes_saved_share"], "{:+.1%}"),
+        ]
+        for row in table.iter_rows(named=True)
+    ]
+
+
+def _ms(value: float | None) -> str:
+    return "never" if value is None else f"{value:,.1f}"
+
+
+def _number(value: float | None, pattern: str) -> str:
+    return "" if value is None else pattern.format(value)
+
+
+def _answer(table: pl.DataFrame) -> list[Block]:
+    """Per blob count and mode, the coverages at which partial messages save at least
+    MATTERS of the bytes and of the p99 completion time, and where they are slower."""
+    where = coverage_where_it_matters(table)
+    if where.is_empty():
+        return []
+    rows = [
+        [
+            str(row["parts"]),
+            str(row["mode"]),
+            _coverages(row["bytes_from"]),
+            _coverages(row["time_from"]),
+            _coverages(row["slower_at"]),
+        ]
+        for row in where.iter_rows(named=True)
+    ]
+    text = (
+        f"Where it matters: the mempool coverages at which partial messages save at least "
+        f"{MATTERS:.0%} of a node's bytes, or of the p99 completion time, against full "
+        "messages; and where they complete later than full messages."
+    )
+    header = [
+        "blobs",
+        "mode",
+        "bytes saved ≥ 10% at p =",
+        "p99 faster ≥ 10% at p =",
+        "slower at p =",
+    ]
+    return [Text(text), Table(header, rows, numeric_from=5)]
+
+
+def _coverages(values: Sequence[float]) -> str:
+    return ", ".join(f"{v:g}" for v in values) if values else "none"
+
+
+def savings_figure(table: pl.DataFrame, path: Path) -> Path | None:
+    measured = table.filter(pl.col("coverage").is_not_null())
+    if measured.is_empty():
+        return None
+    blobs = sorted(set(measured["parts"].to_list()))
+    figure, panels = new_panels(len(blobs), rows=2, size=(3.0 * len(blobs) + 1.0, 6.4))
+    for column, parts in enumerate(blobs):
+        time_axes, bytes_axes = panels[column], panels[len(blobs) + column]
+        for mode in MODES:
+            points = measured.filter((pl.col("parts") == parts) & (pl.col("mode") == mode))
+            if points.is_empty():
+                continue
+            colour, style = MODE_STYLE[mode]
+            style_kw = {"color": colour, "linestyle": style, "marker": "o", "label": mode}
+            coverage = points["coverage"].to_numpy()
+            p99 = points["completion_p99_ms"].to_numpy().astype(float)  # never: NaN, a gap
+            time_axes.plot(coverage, p99, **style_kw)  # type: ignore[arg-type]
+            kib = points["group_bytes_per_node"].to_numpy() / 1024
+            bytes_axes.plot(coverage, kib, **style_kw)  # type: ignore[arg-type]
+        time_axes.set_title(f"{parts} blobs")
+        time_axes.set_ylim(bottom=0)
+        bytes_axes.set_ylim(bottom=0)
+        bytes_axes.set_xlabel("mempool coverage p")
+    panels[0].set_ylabel("completion p99 (ms)")
+    panels[len(blobs)].set_ylabel("bytes received per node (KiB)")
+    figure.legend(
+        *panels[0].get_legend_handles_labels(), loc="outside lower center", ncols=len(MODES)
+    )
+    return save(figure, path)
+
+
+def completion_figure(runs: Sequence[StudyRun], path: Path) -> Path | None:
+    modes = [mode for mode in MODES if any(r.mode == mode for r in runs)]
+    if not modes or not any(r.curve.complete for r in runs):
+        return None
+    figure, panels = new_panels(len(modes), size=(3.6 * len(modes) + 1.0, 4.4))
+    coverages = sorted({r.coverage for r in runs if r.coverage is not None})
+    colours = dict(zip(coverages, _ordered_colours(len(coverages)), strict=True))
+    end = end_of_curves([r.curve for r in runs])
+    for axes, mode in zip(panels, modes, strict=True):
+        for run in sorted((r for r in runs if r.mode == mode), key=_by_coverage):
+            label = "p = ?" if run.coverage is None else f"p = {run.coverage:g}"
+            colour = colours.get(run.coverage, "#555555")  # type: ignore[arg-type]
+            draw_completion(axes, run.curve, end, color=colour, label=label)
+        axes.set_title(mode)
+        axes.set_ylim(0, 1.02)
+        axes.set_xlim(left=0)
+        axes.set_xlabel("time from publish (ms)")
+    panels[0].set_ylabel("share of (group, node) pairs complete")
+    panels[-1].legend(loc="lower right", fontsize="small")
+    return save(figure, path)
+
+
+def _by_coverage(run: StudyRun) -> float:
+    return -1.0 if run.coverage is None else run.coverage
+
+
+def _ordered_colours(count: int) -> list[tuple[float, float, float, float]]:
+    # More than the qualitative limit always gives an ordered map: coverage is ordered.
+    colours = series_colours(max(count, 11))
+    return [colours[int(i)] for i in np.linspace(0, len(colours) - 1, count)] if count else []
