@@ -6,6 +6,7 @@ must count nowhere. Every expectation below is worked out by hand from the rows.
 
 from __future__ import annotations
 
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +32,10 @@ from gossiplab.analysis.partial_study import (
     study_table,
 )
 from gossiplab.analysis.tables import from_rows
+from gossiplab.multirun.sweep import plan_sweep
+from gossiplab.scenario import load_scenario, scenario_to_toml
 
+REPO = Path(__file__).resolve().parent.parent
 MS = 1_000_000
 PARTS = 4
 WARMUP_NS = 50 * MS
@@ -252,3 +256,34 @@ def test_coverage_where_it_matters_lists_the_coverages_past_the_threshold() -> N
     assert rows[PARTIAL]["time_from"] == [1.0]
     assert rows[PARTIAL]["slower_at"] == [0.0]
     assert rows[EAGER]["bytes_from"] == [] and rows[EAGER]["time_from"] == [0.0]
+
+
+def test_the_example_study_validates_and_crosses_blobs_coverage_and_modes() -> None:
+    plan = plan_sweep(REPO / "scenarios/partial/study.toml")
+    shapes = [point_mode(tomllib.loads(scenario_to_toml(p.scenario))) for p in plan.points]
+    assert len(shapes) == 4 * 7 * 3
+    assert set(shapes) == {
+        (mode, parts, p)
+        for mode in (FULL, PARTIAL, EAGER)
+        for parts in (6, 12, 24, 48)
+        for p in (0.0, 0.25, 0.5, 0.75, 0.9, 0.99, 1.0)
+    }
+    for point in plan.points:
+        partial = point.scenario.workload.partial
+        assert partial is not None
+        # A column is one 2 KiB cell and its 48-byte proof per blob.
+        assert point.scenario.workload.size == partial.parts * (2048 + 48)
+        assert point.scenario.topology.nodes == 1000
+
+
+def test_the_example_run_is_the_studys_48_blob_partial_point_at_p_0_9() -> None:
+    run = load_scenario(REPO / "scenarios/partial/columns-1000.toml")
+    study = load_scenario(REPO / "scenarios/partial/study.toml")
+    point = next(
+        p.scenario
+        for p in plan_sweep(REPO / "scenarios/partial/study.toml").points
+        if point_mode(tomllib.loads(scenario_to_toml(p.scenario))) == (PARTIAL, 48, 0.9)
+    )
+    assert run.model_copy(update={"name": study.name, "description": study.description}) == (
+        point.model_copy(update={"sweep": run.sweep})
+    )
