@@ -49,9 +49,9 @@ SCENARIOS: dict[str, dict[str, Any]] = {
 }
 
 GOLDEN = {
-    "floodsub": "8acc4192733f656bddb876421756bad8db2705dc97a5e74832fa8408b59121f6",
-    "gossipsub-1.1": "2b1180956e7e49d80bd267a4d272afbe9c08adf0b0f7bd22169393634d7bc852",
-    "gossipsub-2.0-loss": "9ac41d4b3df82f9971f87056ecb3ff30cea3e3613dea0d070df8f17bb2a17d2a",
+    "floodsub": "99655374e1351eea79e3e2bde2b03e4d7b1966e4f91f998aed4784aefbc43f8a",
+    "gossipsub-1.1": "41d5be567d2409fb175f1b3c2faae50174fe4b3996ee5a5750da54193a78ab81",
+    "gossipsub-2.0-loss": "95a66d9536f5600068dc1037e76d87a04bf5ec27bebf4675c9101287027c4ea0",
 }
 
 

@@ -8,6 +8,7 @@
 use serde::Deserialize;
 
 use crate::error::EngineError;
+pub use crate::partial::PartialConfig;
 
 pub type Time = u64;
 
@@ -32,6 +33,9 @@ pub struct Config {
     /// Nodes leaving and joining topics during the run (every node starts in every topic).
     #[serde(default)]
     pub subscription_changes: Vec<SubscriptionChange>,
+    /// v1.3 partial messages: every message is a group of parts.
+    #[serde(default)]
+    pub partial: Option<PartialConfig>,
 }
 
 /// `node` leaves (`subscribe` false) or joins `topic` at `at_ns`.
@@ -209,6 +213,10 @@ pub enum Version {
     V1_1,
     #[serde(rename = "1.2")]
     V1_2,
+    /// 1.2 plus the extensions control message (`/meshsub/1.3.0`, go v0.17.0
+    /// gossipsub_feat.go:GossipSubDefaultFeatures).
+    #[serde(rename = "1.3")]
+    V1_3,
     #[serde(rename = "2.0")]
     V2_0,
 }
@@ -518,6 +526,9 @@ impl Config {
                 "output.receipts",
                 "output.receipts (a row per payload copy) contradicts the aggregate mode",
             ));
+        }
+        if let Some(partial) = &self.partial {
+            partial.check(self)?;
         }
         let p = &self.protocol;
         if p.router == Router::Gossipsub {

@@ -9,6 +9,7 @@
 //! A new control message is a `Kind` variant, a `Control` field, a row here, and the
 //! router that sends and handles it.
 
+use crate::partial::PartialRpc;
 use crate::wire::WireSizes;
 
 /// Traffic kinds, in the order of the `traffic` table's columns.
@@ -24,9 +25,15 @@ pub enum Kind {
     Iannounce = 6,
     Ineed = 7,
     Subscribe = 8,
+    /// v1.3 partial messages: an RPC's `partial` field with parts (items: parts).
+    Partial = 9,
+    /// The parts metadata of a partial RPC; all of a metadata-only one (items: metadata).
+    PartsMeta = 10,
+    /// The v1.3 extensions control message (`ControlExtensions`).
+    Extensions = 11,
 }
 
-pub const KIND_COUNT: usize = 9;
+pub const KIND_COUNT: usize = 12;
 
 /// Items (ids or entries) and body bytes of one kind in an RPC, from its control part
 /// and its count of subscription entries.
@@ -144,6 +151,50 @@ pub const KINDS: [KindSpec; KIND_COUNT] = [
         }),
         entries: Some(|c, _| c.ineed.len() as u64),
     },
+    // A partial RPC travels alone (go's partialMessageRouter.SendRPC), so its framing
+    // goes to `partial` when it has parts, else to `partsmeta`.
+    KindSpec {
+        kind: Kind::Partial,
+        name: "partial",
+        in_control: false,
+        sizing: Some(|c, _, w| match &c.partial {
+            Some(p) if p.data != 0 => {
+                let parts = u64::from(p.data.count_ones());
+                (parts, w.partial_field(parts, p.meta.is_some()).0)
+            }
+            _ => (0, 0),
+        }),
+        entries: Some(|c, _| u64::from(c.partial.is_some_and(|p| p.data != 0))),
+    },
+    KindSpec {
+        kind: Kind::PartsMeta,
+        name: "partsmeta",
+        in_control: false,
+        sizing: Some(|c, _, w| match &c.partial {
+            Some(p) => {
+                let parts = u64::from(p.data.count_ones());
+                (
+                    u64::from(p.meta.is_some()),
+                    w.partial_field(parts, p.meta.is_some()).1,
+                )
+            }
+            None => (0, 0),
+        }),
+        entries: Some(|c, _| u64::from(c.partial.is_some_and(|p| p.meta.is_some()))),
+    },
+    KindSpec {
+        kind: Kind::Extensions,
+        name: "extensions",
+        in_control: true,
+        sizing: Some(|c, _, _| {
+            if c.extensions {
+                (1, WireSizes::extensions_entry())
+            } else {
+                (0, 0)
+            }
+        }),
+        entries: Some(|c, _| u64::from(c.extensions)),
+    },
 ];
 
 /// One entry listing all the ids (IWANT, IDONTWANT), or nothing.
@@ -201,6 +252,11 @@ pub struct Control {
     pub iannounce: Vec<(u16, u32)>,
     /// v2.0: ids the sender asks for after an IANNOUNCE.
     pub ineed: Vec<u32>,
+    /// v1.3: the sender advertises the partial-messages extension (`ControlExtensions`).
+    pub extensions: bool,
+    /// v1.3 partial messages: the RPC's `partial` field (not part of `control` on the
+    /// wire, carried here so the kind table sizes it).
+    pub partial: Option<PartialRpc>,
 }
 
 impl Control {
@@ -212,6 +268,8 @@ impl Control {
             && self.idontwant.is_empty()
             && self.iannounce.is_empty()
             && self.ineed.is_empty()
+            && !self.extensions
+            && self.partial.is_none()
     }
 
     pub(crate) fn clear(&mut self) {
@@ -222,6 +280,8 @@ impl Control {
         self.idontwant.clear();
         self.iannounce.clear();
         self.ineed.clear();
+        self.extensions = false;
+        self.partial = None;
     }
 }
 
@@ -247,7 +307,10 @@ mod tests {
                 "idontwant",
                 "iannounce",
                 "ineed",
-                "subscribe"
+                "subscribe",
+                "partial",
+                "partsmeta",
+                "extensions"
             ]
         );
     }

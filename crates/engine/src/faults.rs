@@ -63,6 +63,7 @@ impl Simulation {
         state.dial_queue.clear();
         state.dials.clear();
         self.router.disconnected(&self.links, node, now);
+        self.partial_disconnected(node);
     }
 
     /// The node comes back with a fresh state and reconnects to its neighbours.
@@ -77,6 +78,7 @@ impl Simulation {
         state.cpu_pending = 0;
         let (history, now) = (self.proto.history_length, self.now());
         self.router.restarted(&self.links, node, history, now);
+        self.partial_restarted(node);
         self.send_hello(node);
         for link in self.links.of(node) {
             let peer = self.links.peer[link as usize];
@@ -100,6 +102,8 @@ impl Simulation {
             .collect();
         let rpc = self.rpcs.alloc();
         self.rpcs.get_mut(rpc).subscribe.extend_from_slice(&topics);
+        // go adds its extensions to the hello (extensions.go:OnNewOutboundStream).
+        self.rpcs.get_mut(rpc).control.extensions = self.partial_extension(node);
         self.send(node, link, rpc);
     }
 

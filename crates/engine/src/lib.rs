@@ -25,6 +25,7 @@ pub mod network;
 mod node;
 mod outbox;
 pub mod output;
+pub mod partial;
 pub mod queue;
 mod receive;
 pub mod rng;

@@ -29,6 +29,7 @@ impl Simulation {
             .peers
             .announced(back, &rpc.subscribe, &rpc.unsubscribe);
         let msgs = SmallVec::<[MsgRef; 2]>::from_slice(&rpc.msgs);
+        let partial_bytes = rpc.bytes[Kind::Partial as usize] + rpc.bytes[Kind::PartsMeta as usize];
         let control = (!rpc.control.is_empty()).then(|| std::mem::take(&mut rpc.control));
         self.rpcs.free(rpc_id);
         // A graylisted peer's messages and control are ignored; its subscriptions count.
@@ -38,6 +39,21 @@ impl Simulation {
             }
             return;
         }
+        // v1.3: the extensions and a partial RPC go to the extension first, as go's
+        // HandleRPC runs the extensions before the router (gossipsub.go:913-917).
+        let mut control = control;
+        if let Some(c) = control
+            .as_mut()
+            .filter(|c| c.extensions || c.partial.is_some())
+        {
+            if std::mem::take(&mut c.extensions) {
+                self.partial_advertised(back);
+            }
+            if let Some(partial) = c.partial.take() {
+                self.partial_receive(receiver, back, partial, partial_bytes);
+            }
+        }
+        let control = control.filter(|c| !c.is_empty());
         let mut msgs = msgs;
         if self.invalid_senders || self.subscriptions_change {
             self.set_aside_unusual(receiver, back, sender, &mut msgs);
@@ -88,6 +104,9 @@ impl Simulation {
     fn receive_payload(&mut self, node: u32, back: u32, sender: u32, m: MsgRef) {
         let now = self.now();
         self.messages[m.msg as usize].receipts += 1;
+        if self.partial.is_some() {
+            self.partial_full_copy(node, m.msg);
+        }
         self.sweep_seen(node);
         let seen = self.seen_counting_duplicate(node, m.msg);
         let state = &self.nodes[node as usize];
@@ -256,6 +275,9 @@ impl Simulation {
         let topic = self.messages[msg as usize].topic;
         let validating = self.nodes[node as usize].validating.get(&msg);
         self.router.delivered(node, back, msg, topic, validating);
+        if self.partial.is_some() {
+            self.partial_full_delivered(node, msg, hop);
+        }
         let delay = self.nodes[node as usize]
             .misbehaviour
             .as_ref()
@@ -331,6 +353,9 @@ impl Simulation {
             dups: 0,
         };
         self.nodes[publisher as usize].seen.insert(msg, seen);
+        if self.partial.is_some() && !self.partial_publish(publisher, msg) {
+            return; // partial messages only: no full message without full_fallback
+        }
         self.with_router(publisher, |router, cx| {
             // go (since v0.14.0, `topic.go:validate`) sends IDONTWANT for its own large
             // messages too; the v2.0 fork does not.

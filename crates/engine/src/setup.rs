@@ -9,6 +9,7 @@ use crate::links::Links;
 use crate::network::{pair_latency, pair_loss, partitions, Network};
 use crate::node::NodeState;
 use crate::output::{MessageTraffic, Output, Receipts};
+use crate::partial::Partial;
 use crate::queue::{Event, EventQueue};
 use crate::rng::Rng;
 use crate::router::Router;
@@ -58,8 +59,16 @@ impl Simulation {
             .adversaries
             .iter()
             .find(|a| a.behaviour == Misbehaviour::SpamInvalid);
+        let partial = match &config.partial {
+            Some(cfg) => Some(Box::new(Partial::new(cfg, n)?)),
+            None => None,
+        };
+        let mut wire = WireSizes::new(&config.protocol);
+        if let Some(cfg) = &config.partial {
+            wire = wire.with_partial(u64::from(cfg.parts), cfg.part_bytes, cfg.group_id_size);
+        }
         let mut sim = Self {
-            wire: WireSizes::new(&config.protocol),
+            wire,
             transport: Transport::new(
                 n as usize,
                 links.len(),
@@ -89,6 +98,7 @@ impl Simulation {
             topics: config.topics,
             end: config.end_ns,
             next_publish: 0,
+            partial,
         };
         sim.start();
         sim.schedule_faults(&config.faults);

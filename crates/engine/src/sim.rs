@@ -57,6 +57,8 @@ pub struct Simulation {
     pub(crate) topics: u16,
     pub(crate) end: Time,
     pub(crate) next_publish: usize,
+    /// v1.3 partial messages (None: every message is sent whole).
+    pub(crate) partial: Option<Box<crate::partial::Partial>>,
 }
 
 impl Simulation {
@@ -245,8 +247,10 @@ impl Simulation {
         self.spam_ihave(node);
         self.spam_invalid(node);
         self.with_router(node, |router, cx| router.heartbeat_mesh(cx));
+        self.partial_gossip(node);
         self.flush_stashed_control(node);
         self.router.heartbeat_end(node);
+        self.partial_heartbeat(node);
     }
 
     /// Send control parts on `link` in an RPC of their own.

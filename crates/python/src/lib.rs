@@ -7,6 +7,7 @@
 use gossiplab_engine::aggregate::{AggregateTables, Aggregates, NEVER, REACH_PERCENTS};
 use gossiplab_engine::histogram::bin_bounds;
 use gossiplab_engine::output::{MessageTraffic, Output};
+use gossiplab_engine::partial::PartialRows;
 use gossiplab_engine::rpc::KIND_NAMES;
 use gossiplab_engine::{Config, EdgeProperties, EngineError as Refusal, Schedule, Simulation};
 use pyo3::exceptions::PyValueError;
@@ -215,6 +216,9 @@ impl Engine {
         if let Some(per_message) = &out.message_traffic {
             tables.set_item("message_traffic", message_traffic(py, per_message)?)?;
         }
+        if let Some(rows) = self.sim.partial_rows() {
+            tables.set_item("partial", partial(py, &rows)?)?;
+        }
         tables.set_item("kind_names", KIND_NAMES.to_vec())?;
         Ok(tables)
     }
@@ -400,6 +404,34 @@ fn aggregate_tables(
     d.set_item("pairs", PyBytes::new(py, &u64s(pairs)))?;
     tables.set_item("duplicates_histogram", d)?;
     Ok(())
+}
+
+/// The `partial` table: a row per (group, node) but the group's publisher; `role` as
+/// the engine's code (0 none, 1 supports, 2 requests), `t_complete_ns` -1 when never.
+fn partial<'py>(py: Python<'py>, r: &PartialRows) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    let u32s = [
+        ("msg", &r.msg),
+        ("node", &r.node),
+        ("parts", &r.parts),
+        ("held", &r.held),
+        ("parts_recv", &r.parts_recv),
+        ("parts_dup", &r.parts_dup),
+        ("full_recv", &r.full_recv),
+    ];
+    for (name, column) in u32s {
+        d.set_item(name, PyBytes::new(py, &to_le(column, u32::to_le_bytes)))?;
+    }
+    d.set_item("role", PyBytes::new(py, &r.role))?;
+    d.set_item(
+        "t_complete_ns",
+        PyBytes::new(py, &to_le(&r.t_complete_ns, i64::to_le_bytes)),
+    )?;
+    d.set_item(
+        "bytes_partial_recv",
+        PyBytes::new(py, &to_le(&r.bytes_partial_recv, u64::to_le_bytes)),
+    )?;
+    Ok(d)
 }
 
 /// msg, kind, msgs_sent, bytes_sent: a row per message and kind that sent anything.

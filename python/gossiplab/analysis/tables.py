@@ -35,6 +35,9 @@ TRAFFIC_KINDS: tuple[str, ...] = (
     "iannounce",
     "ineed",
     "subscribe",
+    "partial",
+    "partsmeta",
+    "extensions",
 )
 """Every value the ``traffic.kind`` column may take."""
 
@@ -185,6 +188,26 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("bytes_sent", pa.uint64()),
         ]
     ),
+    # Partial messages ([workload.partial]): one row per (group, node) but the group's
+    # publisher. role: "requests", "supports" or "none"; held: parts held before the group
+    # was published; parts_recv: parts first received from the network (in partial RPCs
+    # or with a full message); parts_dup: parts received in partial RPCs that the node
+    # already had; full_recv: full-message copies received; t_complete_ns: when the node
+    # held every part (null: never); bytes_partial_recv: bytes of partial RPCs received.
+    "partial": pa.schema(
+        [
+            ("msg", pa.uint32()),
+            ("node", pa.uint32()),
+            ("role", pa.string()),
+            ("parts", pa.uint32()),
+            ("held", pa.uint32()),
+            ("parts_recv", pa.uint32()),
+            ("parts_dup", pa.uint32()),
+            ("full_recv", pa.uint32()),
+            ("t_complete_ns", pa.int64()),
+            ("bytes_partial_recv", pa.uint64()),
+        ]
+    ),
     # One row per node: where it is and what kind of node it is ("" when the scenario has
     # no regions or no classes), and its bandwidth (bit/s, 0 = unlimited).
     "nodes": pa.schema(
@@ -222,6 +245,7 @@ OPTIONAL_TABLES: tuple[str, ...] = (
     "resources",
     "nodes",
     "message_traffic",
+    "partial",
     *AGGREGATE_TABLES,
 )
 
@@ -251,6 +275,7 @@ class RunTables:
     latency_histogram: pl.DataFrame | None = None
     duplicates_histogram: pl.DataFrame | None = None
     message_traffic: pl.DataFrame | None = None
+    partial: pl.DataFrame | None = None
 
     @property
     def aggregate(self) -> bool:

@@ -26,6 +26,7 @@ from gossiplab.analysis.tables import (
     RunTables,
 )
 from gossiplab.backends.params import graft_params, protocol_params, score_params
+from gossiplab.backends.partial_plan import ROLES, draw_partial_plan
 from gossiplab.errors import Problem, ScenarioError
 from gossiplab.faults import engine_faults
 from gossiplab.geography import (
@@ -111,11 +112,39 @@ def _score_config(s: Scenario) -> dict[str, Any] | None:
     return None if score is None else {**score, **graft_params(s.protocol)}
 
 
-def engine_config(s: Scenario, nodes: int, end_ns: int) -> dict[str, Any]:
-    """The engine's configuration for scenario `s` (see crates/engine/src/config.rs)."""
+def partial_config(s: Scenario, schedule: Schedule) -> dict[str, Any] | None:
+    """The engine's partial-message settings and plan (crates/engine/src/partial)."""
+    partial = s.workload.partial
+    if partial is None:
+        return None
+    plan = json.loads(draw_partial_plan(s, schedule, s.seed).to_json())
+    return {
+        "parts": partial.parts,
+        "part_bytes": partial.part_size + partial.part_overhead,
+        "group_id_size": partial.group_id_size,
+        "eager_push": partial.eager_push,
+        "full_fallback": partial.full_fallback,
+        "group_ttl_heartbeats": partial.group_ttl_heartbeats,
+        "peer_group_limit_per_topic": partial.peer_group_limit_per_topic,
+        "peer_group_limit_per_peer": partial.peer_group_limit_per_peer,
+        "roles": plan["roles"],
+        "held": plan["held"],
+    }
+
+
+def engine_config(
+    s: Scenario, nodes: int, end_ns: int, schedule: Schedule | None = None
+) -> dict[str, Any]:
+    """The engine's configuration for scenario `s` (see crates/engine/src/config.rs); a
+    scenario with partial messages needs its `schedule` (the plan is drawn per group)."""
     p = s.protocol
     placement = place_nodes(s, nodes)
+    partial = partial_config(s, schedule) if schedule is not None else None
+    if s.workload.partial is not None and partial is None:
+        raise ValueError("partial messages need the schedule")
+    extra = {} if partial is None else {"partial": partial}
     return {
+        **extra,
         "seed": s.seed,
         "nodes": nodes,
         "end_ns": end_ns,
@@ -181,7 +210,7 @@ def start_engine(s: Scenario, topology: Topology, schedule: Schedule, end_ns: in
     """A ready-to-run engine (`gossiplab._engine.Engine`)."""
     check_supported(s)
     check_direct_peers(s, topology)
-    config = engine_config(s, topology.nodes, end_ns)
+    config = engine_config(s, topology.nodes, end_ns, schedule)
     try:
         return _engine.Engine(
             json.dumps(config),
@@ -241,6 +270,19 @@ _NUMPY: dict[pl.DataType, str] = {
 }
 
 
+def _role_names(codes: bytes) -> pl.Series:
+    names = pl.Series("role", list(ROLES), dtype=pl.String)
+    return names.gather(np.frombuffer(codes, dtype="u1").astype("u4"))
+
+
+def _never_as_null(raw: bytes) -> pl.Series:
+    t = pl.Series("t_complete_ns", np.frombuffer(raw, dtype="<i8"))
+    return t.set(t == -1, None)  # type: ignore[arg-type]
+
+
+_PARTIAL_DECODERS = {"role": _role_names, "t_complete_ns": _never_as_null}
+
+
 def tables_from_engine(raw: dict[str, Any]) -> RunTables:
     """Wrap the engine's little-endian columns as the event tables."""
     kind_names = pl.Series("kind", raw["kind_names"], dtype=pl.String)
@@ -258,6 +300,9 @@ def tables_from_engine(raw: dict[str, Any]) -> RunTables:
     # Aggregate mode: no deliveries, the aggregate tables instead.
     aggregates = {name: _frame(name, raw[name], {}) for name in AGGREGATE_TABLES if name in raw}
     deliveries = _frame("deliveries", raw["deliveries"], {}) if "deliveries" in raw else None
+    partial = None
+    if "partial" in raw:
+        partial = _frame("partial", raw["partial"], _PARTIAL_DECODERS)
     message_traffic = None
     if "message_traffic" in raw:
         message_traffic = _frame("message_traffic", raw["message_traffic"], {"kind": kinds})
@@ -273,5 +318,6 @@ def tables_from_engine(raw: dict[str, Any]) -> RunTables:
         receipts=receipts,
         connections=_frame("connections", raw["connections"], {}),
         message_traffic=message_traffic,
+        partial=partial,
         **aggregates,
     )

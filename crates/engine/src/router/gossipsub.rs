@@ -80,7 +80,9 @@ impl Router {
             .gossip_ids(cx.proto.history_gossip, |m| {
                 messages[m as usize].topic == topic
             });
-        if ids.is_empty() {
+        // v1.3: partial gossip goes out even when no id is cached (gossipsub.go:2105).
+        let partial = self.supports_partial(node);
+        if ids.is_empty() && !partial {
             return Vec::new();
         }
         if !cx.at_least(Version::V1_1) {
@@ -104,6 +106,19 @@ impl Router {
             rng.shuffle(&mut peers);
         }
         peers.truncate(target);
+        if partial {
+            // Peers that request partial messages get the node's groups, not IHAVE
+            // (gossipsub.go:emitGossip 2069-2080, partialmsgs.go:EmitGossip).
+            let (to_partial, rest): (Vec<u32>, Vec<u32>) = peers
+                .into_iter()
+                .partition(|&l| self.partial_peer(node, cx.links.peer[l as usize]));
+            self.partial_gossip.push((topic, to_partial));
+            peers = rest;
+            if ids.is_empty() {
+                return Vec::new();
+            }
+        }
+        let rng = &mut self.nodes[node as usize].rng;
         peers
             .into_iter()
             .map(|link| {

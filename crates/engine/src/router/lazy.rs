@@ -75,6 +75,16 @@ impl Router {
             return;
         }
         let threshold = cx.proto.idontwant_threshold;
+        // v1.3: no IDONTWANT to a peer that sends us parts, not full messages
+        // (gossipsub.go:Preprocess 897-901: iRequestPartial && peerSupportsSendingPartial).
+        let skip: Vec<u32> = if self.requests_partial(cx.node) {
+            let node_links = cx.links.of(cx.node);
+            node_links
+                .filter(|&l| self.supports_partial(cx.links.peer[l as usize]))
+                .collect()
+        } else {
+            Vec::new()
+        };
         let state = &mut self.nodes[cx.node as usize];
         for topic in 0..state.mesh.len() as u16 {
             let mut ids: Vec<u32> = msgs
@@ -91,7 +101,7 @@ impl Router {
             state.rng.shuffle(&mut ids);
             for &link in state.mesh[topic as usize]
                 .iter()
-                .filter(|&&l| Some(l) != except)
+                .filter(|&&l| Some(l) != except && !skip.contains(&l))
             {
                 let control = Control {
                     idontwant: ids.clone(),

@@ -30,6 +30,7 @@ use crate::inputs::Message;
 use crate::links::Links;
 use crate::node::NodeState;
 use crate::outbox::Outbox;
+use crate::partial::Role as PartialRole;
 use crate::rng::Rng;
 pub(crate) use lazy::Announced;
 use mcache::MessageCache;
@@ -150,6 +151,11 @@ pub(crate) struct Router {
     /// see them; empty when nobody sets them.
     app_score: Vec<f64>,
     ip: Vec<u32>,
+    /// v1.3 partial messages: each node's role (empty without partial messages).
+    partial_roles: Vec<PartialRole>,
+    /// Partial gossip peers picked at the heartbeat being run, per topic; the
+    /// simulation sends them the node's groups (`partial::flow`).
+    pub partial_gossip: Vec<(u16, Vec<u32>)>,
 }
 
 impl Router {
@@ -175,6 +181,11 @@ impl Router {
             scores,
             app_score: app_scores(config),
             ip: ip_addresses(config),
+            partial_roles: config
+                .partial
+                .as_ref()
+                .map_or(Vec::new(), |p| p.roles.clone()),
+            partial_gossip: Vec::new(),
         };
         if !router.app_score.is_empty() {
             for link in 0..links.len() as u32 {
@@ -189,6 +200,25 @@ impl Router {
 
     pub fn is_gossipsub(&self) -> bool {
         self.kind == Kind::Gossipsub
+    }
+
+    /// Whether `node` supports partial messages (on every topic it is in).
+    pub fn supports_partial(&self, node: u32) -> bool {
+        self.partial_roles
+            .get(node as usize)
+            .is_some_and(|&r| r != PartialRole::None)
+    }
+
+    /// Whether `node` requests partial messages (on every topic it is in).
+    pub fn requests_partial(&self, node: u32) -> bool {
+        self.partial_roles.get(node as usize) == Some(&PartialRole::Requests)
+    }
+
+    /// Whether `node` supports partial messages and `peer` requests them: `peer` gets
+    /// parts from `node`, never full messages or IHAVE (gossipsub.go:1413, 2069-2080).
+    pub fn partial_peer(&self, node: u32, peer: u32) -> bool {
+        self.supports_partial(node)
+            && self.partial_roles.get(peer as usize) == Some(&PartialRole::Requests)
     }
 
     /// A connection opened: state for its two directed links, `there` and `back`.
@@ -292,6 +322,11 @@ impl Router {
         };
         for link in recipients {
             if Some(link) == from || cx.links.peer[link as usize] == author {
+                continue;
+            }
+            // A node that supports partial messages sends a peer that requests them no
+            // full message (gossipsub.go:rpcs, 1413-1416).
+            if self.partial_peer(cx.node, cx.links.peer[link as usize]) {
                 continue;
             }
             // Direct peers always get the full message, IDONTWANT or not.
