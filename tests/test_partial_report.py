@@ -6,6 +6,7 @@ must count nowhere. Every expectation below is worked out by hand from the rows.
 
 from __future__ import annotations
 
+import dataclasses
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -28,30 +29,21 @@ from gossiplab.analysis.partial_study import (
     PARTIAL,
     StudyRun,
     coverage_where_it_matters,
+    load_study,
     point_mode,
     study_table,
 )
-from gossiplab.analysis.tables import from_rows
+from gossiplab.analysis.results import write_results
+from gossiplab.analysis.tables import RunTables, empty_table, from_rows
 from gossiplab.multirun.sweep import plan_sweep
+from gossiplab.report.pages import Figure, Table
+from gossiplab.report.partial_study_report import partial_study_section
 from gossiplab.scenario import load_scenario, scenario_to_toml
 
 REPO = Path(__file__).resolve().parent.parent
 MS = 1_000_000
 PARTS = 4
 WARMUP_NS = 50 * MS
-
-PARTIAL_SCHEMA = {
-    "msg": pl.UInt32,
-    "node": pl.UInt32,
-    "role": pl.String,
-    "parts": pl.UInt16,
-    "held": pl.UInt16,
-    "parts_recv": pl.UInt16,
-    "parts_dup": pl.UInt16,
-    "full_recv": pl.UInt32,
-    "t_complete_ns": pl.Int64,
-    "bytes_partial_recv": pl.UInt64,
-}
 
 # (msg, node, role, held, parts_recv, parts_dup, full_recv, t_complete in ms or None)
 ROWS: list[tuple[int, int, str, int, int, int, int, int | None]] = [
@@ -66,7 +58,7 @@ ROWS: list[tuple[int, int, str, int, int, int, int, int | None]] = [
     (1, 1, "requests", 0, 4, 2, 0, 220),
     (1, 2, "requests", 1, 3, 0, 0, 240),
     (1, 3, "supports", 2, 2, 0, 0, 250),
-    (1, 4, "none", 0, 0, 0, 1, 260),  # a full copy
+    (1, 4, "none", 0, 4, 0, 1, 260),  # a full copy: its 4 parts count as received
     # msg 2, in the warm-up: left out of everything
     (2, 1, "requests", 0, 4, 9, 0, 40),
     (2, 4, "none", 0, 0, 9, 1, None),
@@ -75,10 +67,10 @@ ROWS: list[tuple[int, int, str, int, int, int, int, int | None]] = [
 
 def partial_table() -> pl.DataFrame:
     rows = [
-        (msg, node, role, PARTS, held, recv, dup, full, None if t is None else t * MS, recv * 2100)
+        (msg, node, role, PARTS, held, recv, dup, full, None if t is None else t * MS, 0)
         for msg, node, role, held, recv, dup, full, t in ROWS
     ]
-    return pl.DataFrame(rows, schema=PARTIAL_SCHEMA, orient="row")
+    return from_rows("partial", rows)
 
 
 def publishes() -> pl.DataFrame:
@@ -135,11 +127,11 @@ def test_one_role_gives_one_curve() -> None:
 def test_part_sources_sum_each_role() -> None:
     sources = part_sources(pairs())
     assert sources.rows() == [
-        # role, pairs, parts, held, parts_recv, via_full, parts_dup, full_recv, completed
-        ("requests", 4, 16, 3 + 2 + 0 + 1, 1 + 2 + 4 + 3, 0, 0 + 1 + 2 + 0, 0, 4),
-        ("supports", 2, 8, 4 + 2, 0 + 2, 0, 1 + 0, 0, 2),
+        # role, pairs, parts, held, parts_recv, parts_dup, full_recv, completed
+        ("requests", 4, 16, 3 + 2 + 0 + 1, 1 + 2 + 4 + 3, 0 + 1 + 2 + 0, 0, 4),
+        ("supports", 2, 8, 4 + 2, 0 + 2, 1 + 0, 0, 2),
         # Node 4 never completed msg 0; it took msg 1's 4 parts in one full copy.
-        ("none", 2, 8, 0, 0, 4, 0, 1, 1),
+        ("none", 2, 8, 0, 4, 0, 1, 1),
     ]
 
 
@@ -287,3 +279,133 @@ def test_the_example_run_is_the_studys_48_blob_partial_point_at_p_0_9() -> None:
     assert run.model_copy(update={"name": study.name, "description": study.description}) == (
         point.model_copy(update={"sweep": run.sweep})
     )
+
+
+SCENARIO_TOML = """name = "partial-line"
+seed = 7
+
+[workload.partial]
+parts = 4
+part_size = "2KiB"
+part_overhead = "48B"
+eager_push = false
+rule = "go-reference"
+
+[workload.partial.mempool]
+p = 0.5
+
+[workload.partial.roles]
+requests = {requests}
+supports = 0.0
+"""
+
+
+def full_run_info() -> dict[str, Any]:
+    return {
+        **run_info(),
+        "backend": "model",
+        "seed": 7,
+        "scenario_name": "partial-line",
+        "scenario_hash": "0123abcd",
+        "versions": {"gossiplab": "0.1.0"},
+        "wall_time_s": 0.25,
+        "events": 42,
+    }
+
+
+def run_tables(partial: pl.DataFrame, traffic: list[tuple[int, str, int]]) -> RunTables:
+    """The tables of a run around ``partial``: deliveries are its completions."""
+    done = partial.filter(pl.col("t_complete_ns").is_not_null() & (pl.col("node") != 0))
+    deliveries = [
+        (m, n, t, 0, 1, 0) for m, n, t in done.select("msg", "node", "t_complete_ns").rows()
+    ]
+    return RunTables(
+        publishes=publishes(),
+        deliveries=from_rows("deliveries", deliveries),
+        traffic=from_rows("traffic", [(n, k, 1, b, 1, b) for n, k, b in traffic]),
+        drops=empty_table("drops"),
+        partial=partial,
+    )
+
+
+PARTIAL_TRAFFIC = [
+    (1, "partial", 2000),
+    (2, "partial", 1000),
+    (3, "partsmeta", 500),
+    (1, "graft", 999),
+]
+FULL_TRAFFIC = [(n, "payload", 2500) for n in range(1, 5)]
+
+
+def full_messages_table() -> pl.DataFrame:
+    """Every receiver of msg 0 and 1 completes 100 ms after the publish, by a full copy."""
+    rows = [
+        (m, n, "none", PARTS, 0, PARTS, 0, 1, (100 + 100 * m + 100) * MS, 0)
+        for m in (0, 1)
+        for n in (1, 2, 3, 4)
+    ]
+    return from_rows("partial", rows)
+
+
+def test_a_partial_run_report_has_its_section_and_figures(tmp_path: Path) -> None:
+    scenario = SCENARIO_TOML.replace("{requests}", "1.0")
+    out = write_results(
+        tmp_path / "run", run_tables(partial_table(), PARTIAL_TRAFFIC), scenario, full_run_info()
+    )
+    for name in ("partial_completion", "partial_parts", "partial_bytes"):
+        assert (out / "plots" / f"{name}.png").is_file()
+    html = (out / "report.html").read_text()
+    section = html[html.index('<section id="partial-messages">') :]
+    section = section[: section.index("</section>")]
+    assert "a group of 4 parts of 2KiB (+48B each)" in section
+    assert "application rule &#39;go-reference&#39;" in section
+    assert section.count("<img ") == 3
+
+
+def test_a_run_without_partial_messages_has_no_partial_section(tmp_path: Path) -> None:
+    tables = dataclasses.replace(run_tables(partial_table(), PARTIAL_TRAFFIC), partial=None)
+    out = write_results(tmp_path / "run", tables, 'name = "plain"\n', full_run_info())
+    assert 'id="partial-messages"' not in (out / "report.html").read_text()
+    assert not list((out / "plots").glob("partial_*.png"))
+
+
+def write_point(tmp_path: Path, name: str, requests: str, tables: RunTables) -> Path:
+    scenario = SCENARIO_TOML.replace("{requests}", requests)
+    return write_results(tmp_path / name, tables, scenario, full_run_info())
+
+
+def test_the_sweep_section_compares_partial_with_full_messages(tmp_path: Path) -> None:
+    full = write_point(tmp_path, "full", "0.0", run_tables(full_messages_table(), FULL_TRAFFIC))
+    partial = write_point(tmp_path, "partial", "1.0", run_tables(partial_table(), PARTIAL_TRAFFIC))
+    runs = load_study([full, partial])
+    table = study_table(runs)
+    rows = {str(row["mode"]): row for row in table.iter_rows(named=True)}
+    assert rows[FULL]["completion_p50_ms"] == pytest.approx(100.0)
+    # The partial run's 8 pairs: 0, 10, 20, 30, 40, 50, 60 ms and never. Nearest rank:
+    # p50 is the 4th (30 ms), p99 the 8th (never).
+    assert rows[PARTIAL]["completion_p50_ms"] == pytest.approx(30.0)
+    assert rows[PARTIAL]["completion_p99_ms"] is None
+    assert rows[PARTIAL]["p50_saved_ms"] == pytest.approx(70.0)
+    assert rows[PARTIAL]["complete_share"] == pytest.approx(7 / 8)
+    # Group bytes per node (5 nodes): full 4 x 2500 / 5 = 2000; partial (2000 + 1000 +
+    # 500) / 5 = 700, the GRAFT left out: 65 % saved.
+    assert rows[FULL]["group_bytes_per_node"] == pytest.approx(2000.0)
+    assert rows[PARTIAL]["group_bytes_per_node"] == pytest.approx(700.0)
+    assert rows[PARTIAL]["bytes_saved_share"] == pytest.approx(0.65)
+    # Held and received parts exclude the publisher and the warm-up group.
+    assert rows[PARTIAL]["parts_held"] == 3 + 2 + 4 + 0 + 0 + 1 + 2 + 0
+    assert rows[PARTIAL]["parts_dup"] == 0 + 1 + 1 + 0 + 2 + 0 + 0 + 0
+
+    section = partial_study_section(runs, tmp_path / "plots")
+    assert section is not None
+    figures = [block for block in section.blocks if isinstance(block, Figure)]
+    assert [f.png is not None and f.png.is_file() for f in figures] == [True, True]
+    cells = [row for block in section.blocks if isinstance(block, Table) for row in block.rows]
+    assert ["4", "0.5", PARTIAL, "87.50%", "30.0", "never", "never", "700 B", "", "+65.0%"] in cells
+
+
+def test_a_sweep_without_partial_messages_gets_no_partial_section(tmp_path: Path) -> None:
+    tables = dataclasses.replace(run_tables(partial_table(), PARTIAL_TRAFFIC), partial=None)
+    plain = write_results(tmp_path / "plain", tables, 'name = "plain"\n', full_run_info())
+    assert load_study([plain]) == []
+    assert partial_study_section([], tmp_path / "plots") is None

@@ -2,8 +2,9 @@
 
 A run whose workload is partial messages has ``partial.parquet``: one row per (group,
 node) with the node's role, the parts it held before the group was published, the parts
-it got from the network (new and duplicate), the full copies it received and when it held
-every part (``t_complete_ns``, null if never). The summary's ``partial`` object gives the
+it first got from the network (as parts or with a full message), the parts it got again,
+the full copies it received and when it held every part (``t_complete_ns``, null if
+never). The summary's ``partial`` object gives the
 headline numbers; this module gives the curves and splits behind the figures, over the
 same measured groups as every other metric (published after the warm-up, publisher
 excluded: a publisher is never a receiver of its own message).
@@ -19,7 +20,6 @@ import numpy as np
 import polars as pl
 
 from gossiplab.analysis.metrics import NS_PER_MS, in_warm_up
-from gossiplab.analysis.tables import RunTables
 
 ROLES: tuple[str, ...] = ("requests", "supports", "none")
 """A node's part in the extension on the topic: requests partial messages (and supports
@@ -32,11 +32,6 @@ extensions hello) is left out, so that bandwidth compares what disseminating cos
 
 SPLIT_KINDS: tuple[str, ...] = ("payload", "partial", "partsmeta", "extensions")
 """The kinds the bytes figure splits: full messages against the extension's traffic."""
-
-
-def partial_table(tables: RunTables) -> pl.DataFrame | None:
-    """The run's partial table; None when its workload is not partial messages."""
-    return getattr(tables, "partial", None)
 
 
 def measured_pairs(
@@ -99,21 +94,17 @@ def completion_by_role(pairs: pl.DataFrame) -> list[CompletionCurve]:
 
 
 def part_sources(pairs: pl.DataFrame) -> pl.DataFrame:
-    """Per role (in ROLES order): pairs, parts needed, held before publish, new from the
-    network as parts, parts that came in a full message (the rest of a completed pair that
-    received a full copy), duplicate parts, full copies received, pairs completed."""
+    """Per role (in ROLES order): pairs, parts needed, held before publish, first received
+    from the network (as parts or in a full message), duplicate parts, full copies
+    received, pairs completed."""
     role_order = pl.Enum(list(ROLES))
-    rest = pl.col("parts").cast(pl.Int64) - pl.col("held") - pl.col("parts_recv")
-    via_full = pl.when(pl.col("t_complete_ns").is_not_null() & (pl.col("full_recv") > 0))
     return (
-        pairs.with_columns(via_full=via_full.then(rest.clip(lower_bound=0)).otherwise(0))
-        .group_by("role")
+        pairs.group_by("role")
         .agg(
             pairs=pl.len().cast(pl.Int64),
             parts=pl.col("parts").cast(pl.Int64).sum(),
             held=pl.col("held").cast(pl.Int64).sum(),
             parts_recv=pl.col("parts_recv").cast(pl.Int64).sum(),
-            via_full=pl.col("via_full").sum(),
             parts_dup=pl.col("parts_dup").cast(pl.Int64).sum(),
             full_recv=pl.col("full_recv").cast(pl.Int64).sum(),
             completed=pl.col("t_complete_ns").is_not_null().sum().cast(pl.Int64),

@@ -31,7 +31,6 @@ from gossiplab.analysis.partial_curves import (
     bytes_received_by_kind,
     completion_curve,
     measured_pairs,
-    partial_table,
 )
 from gossiplab.analysis.results import SCENARIO_FILE, load_results
 
@@ -84,7 +83,7 @@ def load_study_run(folder: Path) -> StudyRun | None:
         return None
     mode, parts, coverage = shape
     tables, run, _ = load_results(folder)
-    partial = partial_table(tables)
+    partial = tables.partial
     if partial is None:
         return None
     pairs = measured_pairs(partial, tables.publishes, run)

@@ -34,16 +34,12 @@ from gossiplab.report.drawing import (
     thinned_ranks,
 )
 
-SOURCE_COLOURS = {
-    "held": "#55a868",
-    "parts_recv": BAR,
-    "via_full": "#8172b3",
-    "parts_dup": "#c44e52",
-}
+BAR_PER_VALUE_UP_TO = 40
+MAX_BINS = 60
+SOURCE_COLOURS = {"held": "#55a868", "parts_recv": BAR, "parts_dup": "#c44e52"}
 SOURCE_LABELS = {
     "held": "held before publish (mempool)",
-    "parts_recv": "new from the network, as parts",
-    "via_full": "in a full message",
+    "parts_recv": "from the network (parts or full copy)",
     "parts_dup": "duplicate parts",
 }
 
@@ -92,8 +88,14 @@ def part_sources_bars(pairs: pl.DataFrame, path: Path) -> Path | None:
     figure, (split, duplicates) = new_panels(2, margins=REPORT_MARGINS)
     _stacked_sources(split, sources)
     counts = duplicate_counts(pairs)
-    duplicates.bar(counts["parts_dup"].to_numpy(), counts["pairs"].to_numpy(), color=BAR)
-    duplicates.xaxis.set_major_locator(MaxNLocator(integer=True))
+    values, weights = counts["parts_dup"].to_numpy(), counts["pairs"].to_numpy()
+    if values.max() < BAR_PER_VALUE_UP_TO:
+        duplicates.bar(values, weights, color=BAR)
+        duplicates.xaxis.set_major_locator(MaxNLocator(integer=True))
+    else:  # one bar per count would be a comb: integer-aligned bins, one filled outline
+        step = -(-int(values.max() + 1) // MAX_BINS)
+        edges = np.arange(0, values.max() + step + 1, step) - 0.5
+        duplicates.hist(values, bins=edges, weights=weights, color=BAR, histtype="stepfilled")
     duplicates.set_title("Duplicate parts per (group, node)")
     duplicates.set_xlabel("parts received that the node already held")
     duplicates.set_ylabel("(group, node) pairs")

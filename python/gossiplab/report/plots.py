@@ -17,7 +17,7 @@ import polars as pl
 
 from gossiplab.analysis import aggregates
 from gossiplab.analysis.metrics import Measured, measure, ns_to_ms
-from gossiplab.analysis.partial_curves import measured_pairs, partial_table
+from gossiplab.analysis.partial_curves import measured_pairs
 from gossiplab.analysis.tables import TRAFFIC_KINDS, RunTables
 from gossiplab.report import aggregate_plots, partial_plots
 from gossiplab.report.drawing import (
@@ -413,20 +413,21 @@ FIGURES: tuple[FigureSpec, ...] = (
         "ending below 1 shows nodes left without some part. A node that held every part "
         "before the publish is complete at 0.",
         lambda data, path: partial_plots.completion_over_time(_partial_pairs(data), path),
-        only_when=lambda data: partial_table(data.tables) is not None,
+        only_when=lambda data: data.tables.partial is not None,
     ),
     FigureSpec(
         "partial_parts",
         PARTIAL,
         "Parts from the network against parts already held",
         "Left: per role, the parts its nodes needed (parts per group, over every group and "
-        "node) split by where they came from: held before the publish (the mempool), new "
-        "from the network as parts, and parts received again that the node already held "
-        "(which can stack above 1: a node can pay for a part twice). A node that took the "
-        "full message got its parts in one copy, not as parts. Right: how many duplicate "
-        "parts each (group, node) pair received; the extension has no IDONTWANT for parts.",
+        "node) split by where they came from: held before the publish (the mempool), first "
+        "received from the network (as parts, or all at once in a full message, the only way "
+        "for nodes without the extension), and parts received again in partial RPCs that "
+        "the node already held (which stack above 1: a node can pay for a part twice). "
+        "Right: how many duplicate parts each (group, node) pair received; the extension "
+        "has no IDONTWANT for parts.",
         lambda data, path: partial_plots.part_sources_bars(_partial_pairs(data), path),
-        only_when=lambda data: partial_table(data.tables) is not None,
+        only_when=lambda data: data.tables.partial is not None,
     ),
     FigureSpec(
         "partial_bytes",
@@ -436,7 +437,7 @@ FIGURES: tuple[FigureSpec, ...] = (
         "carrying parts, RPCs carrying only parts metadata (what a node has), and the v1.3 "
         "extensions hello each stream opens with. Sizes are the protobuf encoding on the wire.",
         lambda data, path: partial_plots.bytes_split_bars(data.tables.traffic, path),
-        only_when=lambda data: partial_table(data.tables) is not None,
+        only_when=lambda data: data.tables.partial is not None,
     ),
     FigureSpec(
         "last_delivery_hop",
@@ -520,9 +521,8 @@ FIGURES: tuple[FigureSpec, ...] = (
 
 
 def _partial_pairs(data: RunData) -> pl.DataFrame:
-    partial = partial_table(data.tables)
-    assert partial is not None  # only_when checked it
-    return measured_pairs(partial, data.tables.publishes, data.summary["run"])
+    assert data.tables.partial is not None  # only_when checked it
+    return measured_pairs(data.tables.partial, data.tables.publishes, data.summary["run"])
 
 
 def render_all(
