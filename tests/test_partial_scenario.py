@@ -89,6 +89,12 @@ def test_backends_refuse_what_they_cannot_run() -> None:
     assert model.unsupported_features(s) == []
 
 
+def test_disabled_partial_messages_are_full_messages_of_the_same_size() -> None:
+    s = scenario({"enabled": False, "parts": 4})
+    assert s.workload.size == 4 * (2048 + 48)
+    assert model.partial_config(s, build_schedule(s, 20)) is None
+
+
 def test_roles_split_the_nodes_and_publishers_request() -> None:
     s = scenario(
         {"roles": {"requests": 0.25, "supports": 0.5}}, nodes=40, publishers=[0, 1], batch=2

@@ -65,6 +65,13 @@ def _versions(engine_version: str) -> dict[str, str]:
     return versions
 
 
+def _partial_info(s: Scenario) -> dict[str, int]:
+    partial = s.workload.partial
+    if partial is None:
+        return {}
+    return {"partial_part_bytes": partial.part_size + partial.part_overhead}
+
+
 def _run_backend(
     s: Scenario,
     topology: Topology,
@@ -153,6 +160,8 @@ def run(
         # Nodes out of a topic while its message spreads are left out the same way.
         "unsubscribed": unsubscribed_intervals(scheduled["subscription_changes"]),
         "message_lifetime_ns": message_lifetime_ns(s),
+        # Partial messages: bytes of one part with its overhead (summary.partial).
+        **_partial_info(s),
         "events": model.events,
         "estimate": {
             "memory_bytes": expected.memory_bytes,

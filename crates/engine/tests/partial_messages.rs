@@ -157,6 +157,18 @@ fn t2_a_node_missing_k_parts_receives_exactly_those_parts() {
     }
 }
 
+// T2 at 50 Mbit upload: each of the three RPCs is also serialized on its sender's uplink
+// (67, 67 and 2,118 bytes), and the small RPCs fit TCP's initial window, so B completes
+// 3L + 2,252 x 8 bits / 50 Mbit/s = 75 ms + 360.32 us after the publish.
+#[test]
+fn t2_at_50_mbit_the_three_trips_add_their_serialization() {
+    let mut c = partial_config(&["requests", "requests"], &[ALL, ALL & !1], json!({}));
+    c.network.upload_bps = vec![50_000_000; 2];
+    let sim = run(&c, &line(2));
+    let serialization = (67 + 67 + 2118) * 8 * 1_000_000_000 / 50_000_000;
+    assert_eq!(row(&sim, 1).3, (T0 + 3 * L + serialization) as i64);
+}
+
 // T3: a peer that does not request partial messages gets the full message.
 #[test]
 fn t3_a_peer_without_the_extension_gets_the_full_message() {
@@ -269,6 +281,35 @@ fn t5_groups_the_application_adopts_do_not_count_against_the_limit() {
     assert_eq!(opened, 9);
     // Each adopted group is answered with node 0's metadata (it holds none of them).
     assert_eq!(sent(&sim, 0, Kind::PartsMeta).0, 9);
+}
+
+// Heartbeat gossip: a node that supports partial messages sends no IHAVE to a peer that
+// requests them (gossipsub.go:emitGossip 2069-2080); it sends that peer its groups'
+// metadata instead (partialmsgs.go:EmitGossip, the application's OnEmitGossip). On a
+// 12-node full graph (D = 6, so each node has non-mesh peers) every node requests.
+#[test]
+fn gossip_to_requesting_peers_is_partial_metadata_not_ihave() {
+    let gossip = |role: &str| {
+        let roles = vec![role; 12];
+        let mut held = vec![0u128; 12];
+        held[0] = ALL;
+        let c = partial_config(&roles, &held, json!({}));
+        let mut sim = Simulation::new(&c, &full(12), &messages(0, T0, 0, 1, P * 2048)).unwrap();
+        sim.run();
+        let total = |k: Kind| (0..12).map(|n| sent(&sim, n, k).0).sum::<u64>();
+        let complete = sim
+            .partial_rows()
+            .unwrap()
+            .t_complete_ns
+            .iter()
+            .all(|&t| t > 0);
+        (total(Kind::Ihave), complete)
+    };
+    let (ihave, complete) = gossip("requests");
+    assert_eq!(ihave, 0);
+    assert!(complete);
+    // The same graph without the extension gossips the message with IHAVE.
+    assert!(gossip("none").0 > 0);
 }
 
 #[test]

@@ -353,6 +353,12 @@ def compute_summary(
             else None,
         ),
     }
+    # Imported here: analysis.partial builds on this module's distributions.
+    from gossiplab.analysis.partial import partial_summary
+
+    partial = partial_summary(tables, run)
+    if partial is not None:
+        summary["partial"] = partial
     if aggregate:
         summary["approximated"] = aggregates.approximated(summary)
     warning = summary["dissemination_coverage"]["warning"]

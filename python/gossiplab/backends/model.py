@@ -76,7 +76,11 @@ def unsupported_features(s: Scenario) -> list[Problem]:
                 'use mode = "full", or a warmup that the first messages fall into',
             )
         )
-    if s.workload.partial is not None and s.output.mode == "aggregate":
+    if (
+        s.workload.partial is not None
+        and s.workload.partial.enabled
+        and s.output.mode == "aggregate"
+    ):
         message = (
             "partial messages are measured per (group, node), which aggregate mode does not keep"
         )
@@ -115,7 +119,7 @@ def _score_config(s: Scenario) -> dict[str, Any] | None:
 def partial_config(s: Scenario, schedule: Schedule) -> dict[str, Any] | None:
     """The engine's partial-message settings and plan (crates/engine/src/partial)."""
     partial = s.workload.partial
-    if partial is None:
+    if partial is None or not partial.enabled:
         return None
     plan = json.loads(draw_partial_plan(s, schedule, s.seed).to_json())
     return {
@@ -140,7 +144,7 @@ def engine_config(
     p = s.protocol
     placement = place_nodes(s, nodes)
     partial = partial_config(s, schedule) if schedule is not None else None
-    if s.workload.partial is not None and partial is None:
+    if s.workload.partial is not None and s.workload.partial.enabled and partial is None:
         raise ValueError("partial messages need the schedule")
     extra = {} if partial is None else {"partial": partial}
     return {

@@ -78,6 +78,8 @@ class RolesConfig(Section):
 class PartialConfig(Section):
     """Messages as groups of parts, exchanged with the v1.3 partial-messages extension."""
 
+    # False: the same groups sent only as full messages (a paired baseline for sweeps).
+    enabled: bool = True
     parts: int = Field(default=48, ge=1, le=MAX_PARTS)
     part_size: Size = Field(default=2048, ge=1)
     part_overhead: Size = 48

@@ -22,7 +22,7 @@ mod library;
 use rustc_hash::FxHashMap;
 use serde::Deserialize;
 
-use crate::config::{Config, Router, Time, Version};
+use crate::config::{Config, OutputMode, Router, Time, Version};
 use crate::error::EngineError;
 pub(crate) use library::LibGroup;
 
@@ -84,6 +84,12 @@ impl PartialConfig {
             return Err(EngineError::config(
                 "partial",
                 "partial messages need gossipsub version 1.3",
+            ));
+        }
+        if config.output.mode == OutputMode::Aggregate {
+            return Err(EngineError::config(
+                "partial",
+                "partial messages are reported per (group, node): use the full output mode",
             ));
         }
         if self.parts == 0 || self.parts > MAX_PARTS {
