@@ -45,7 +45,7 @@ def measured_pairs(
     return (
         partial.join(groups, on="msg", how="inner")
         .filter(pl.col("node") != pl.col("publisher"))
-        # A node that held every part before the publish is complete at the publish.
+        # Never before the publish (a hand-built or foreign table could say so).
         .with_columns(
             latency_ns=(pl.col("t_complete_ns") - pl.col("t_publish_ns")).clip(lower_bound=0)
         )

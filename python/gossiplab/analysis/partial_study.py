@@ -2,9 +2,10 @@
 
 Each finished point of a sweep whose workload is partial messages is reduced to a
 ``StudyRun``: its blob count (parts per group), its mempool coverage (``p``), its mode
-(``full``: no node requests partial messages, so every node gets full copies; ``partial``;
-``partial+eager``: parts pushed without waiting for a request), its completion curve and
-percentiles over (group, node) pairs, and the bytes a node received for the groups.
+(``full``: ``enabled = false``, or no node but the publishers takes part, so every node
+gets full copies; ``partial``; ``partial+eager``: parts pushed without waiting for a
+request), its completion curve and percentiles over (group, node) pairs, and the bytes a
+node received for the groups.
 
 ``study_table`` pairs every partial point with the full point of the same blob count and
 coverage (or, when the sweep ran full messages at one coverage only, of the same blob
@@ -24,7 +25,7 @@ from typing import Any
 
 import polars as pl
 
-from gossiplab.analysis.metrics import NS_PER_MS, distribution_with_losses
+from gossiplab.analysis.metrics import NS_PER_MS, distribution_with_losses, measure
 from gossiplab.analysis.partial_curves import (
     GROUP_KINDS,
     CompletionCurve,
@@ -33,6 +34,7 @@ from gossiplab.analysis.partial_curves import (
     measured_pairs,
 )
 from gossiplab.analysis.results import SCENARIO_FILE, load_results
+from gossiplab.analysis.tables import RunTables
 
 FULL = "full"
 PARTIAL = "partial"
@@ -67,10 +69,12 @@ def point_mode(scenario: Mapping[str, Any]) -> tuple[str, int, float | None] | N
     if not isinstance(partial, Mapping):
         return None
     roles = partial.get("roles", {})
-    takes_part = float(roles.get("requests", 0.0)) + float(roles.get("supports", 0.0)) > 0
-    # Nobody taking part: go sends every peer the full message (gossipsub.go:rpcs).
+    takes_part = float(roles.get("requests", 1.0)) + float(roles.get("supports", 0.0)) > 0
+    # Disabled, or nobody but publishers taking part: every node gets full messages
+    # (gossipsub.go:rpcs skips only peers that request partial messages).
     eager = bool(partial.get("eager_push"))
-    mode = (EAGER if eager else PARTIAL) if takes_part else FULL
+    full = not partial.get("enabled", True) or not takes_part
+    mode = FULL if full else (EAGER if eager else PARTIAL)
     coverage = partial.get("mempool", {}).get("p")
     return mode, int(partial["parts"]), None if coverage is None else float(coverage)
 
@@ -83,10 +87,10 @@ def load_study_run(folder: Path) -> StudyRun | None:
         return None
     mode, parts, coverage = shape
     tables, run, _ = load_results(folder)
-    partial = tables.partial
-    if partial is None:
-        return None
-    pairs = measured_pairs(partial, tables.publishes, run)
+    if tables.partial is not None:
+        pairs = measured_pairs(tables.partial, tables.publishes, run)
+    else:  # enabled = false: full messages only, no partial table
+        pairs = full_message_pairs(tables, run, parts)
     nodes = int(run["nodes"])
     group_bytes = sum(bytes_received_by_kind(tables.traffic, GROUP_KINDS).values())
     ms = distribution_with_losses(pairs["latency_ns"].cast(pl.Float64) / NS_PER_MS)
@@ -101,6 +105,25 @@ def load_study_run(folder: Path) -> StudyRun | None:
         parts_from_network=int(pairs["parts_recv"].cast(pl.Int64).sum()),
         parts_held=int(pairs["held"].cast(pl.Int64).sum()),
         parts_dup=int(pairs["parts_dup"].cast(pl.Int64).sum()),
+    )
+
+
+def full_message_pairs(tables: RunTables, run: Mapping[str, Any], parts: int) -> pl.DataFrame:
+    """What ``measured_pairs`` gives, for a run of full messages only: each expected
+    receiver of a measured message completes at its first receipt (null if none), holds
+    nothing before and gets every part in that copy."""
+    measured = measure(tables, run)
+    received = measured.first_receipts.select("msg", "latency_ns")
+    missing = measured.messages.select(
+        "msg", missing=(pl.col("targets") - pl.col("delivered")).clip(lower_bound=0)
+    )
+    lost = missing.select(
+        pl.col("msg").repeat_by("missing").explode(), latency_ns=pl.lit(None, pl.Int64)
+    ).drop_nulls("msg")
+    pairs = pl.concat([received, lost])
+    got = pl.col("latency_ns").is_not_null().cast(pl.Int64)
+    return pairs.with_columns(
+        held=pl.lit(0, pl.Int64), parts_recv=got * parts, parts_dup=pl.lit(0, pl.Int64)
     )
 
 

@@ -43,15 +43,46 @@ def _intro(scenario: str) -> str:
     )
 
 
-def _rows(numbers: Mapping[str, Any], prefix: str = "") -> list[list[str]]:
-    rows: list[list[str]] = []
-    for key, value in numbers.items():
-        name = f"{prefix}{key}"
-        if isinstance(value, Mapping):
-            rows += _rows(value, f"{name}.")
-        else:
-            rows.append([name, _text(value)])
+NS_PER_MS = 1e6
+
+
+def _rows(numbers: Mapping[str, Any]) -> list[list[str]]:
+    """The summary's ``partial`` group (analysis/partial.py), the numbers a reader wants."""
+    rows = [["groups measured", _text(numbers.get("groups"))]]
+    for key, label in (
+        ("completion_ns", "per (group, node): time until it held every part"),
+        ("group_completion_ns", "per group: time until every node held every part"),
+    ):
+        stats = numbers.get(key)
+        if isinstance(stats, Mapping):
+            rows.append([f"{label}, p50 / p99 / max (ms)", _percentiles(stats)])
+    parts = numbers.get("parts")
+    if isinstance(parts, Mapping):
+        rows += [
+            ["parts held before the publish", _with_mean(parts, "held")],
+            ["parts first received from the network", _with_mean(parts, "from_network")],
+            ["duplicate parts received", _with_mean(parts, "duplicates")],
+        ]
+    rows.append(["full copies received", _text(numbers.get("full_copies_recv"))])
+    sent = numbers.get("bytes")
+    if isinstance(sent, Mapping):
+        rows += [[f"bytes sent: {kind}", _text(count)] for kind, count in sent.items()]
+    rows.append(
+        ["part bytes saved against one full copy each", _text(numbers.get("bytes_saved_vs_full"))]
+    )
     return rows
+
+
+def _percentiles(stats: Mapping[str, Any]) -> str:
+    values = [stats.get("p50"), stats.get("p99"), stats.get("max")]
+    return " / ".join("never" if v is None else f"{v / NS_PER_MS:,.1f}" for v in values)
+
+
+def _with_mean(parts: Mapping[str, Any], key: str) -> str:
+    per_node = parts.get(f"{key}_per_node")
+    mean = per_node.get("mean") if isinstance(per_node, Mapping) else None
+    text = _text(parts.get(key))
+    return text if mean is None else f"{text} ({mean:,.2f} per group and node)"
 
 
 def _text(value: Any) -> str:

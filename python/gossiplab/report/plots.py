@@ -411,7 +411,8 @@ FIGURES: tuple[FigureSpec, ...] = (
         "network mixes nodes that request partial messages, only support sending them, or "
         "take full messages. Pairs that never complete stay in the denominator, so a curve "
         "ending below 1 shows nodes left without some part. A node that held every part "
-        "before the publish is complete at 0.",
+        "before the publish completes when it first hears of the group (its first partial "
+        "RPC or full copy).",
         lambda data, path: partial_plots.completion_over_time(_partial_pairs(data), path),
         only_when=lambda data: data.tables.partial is not None,
     ),
