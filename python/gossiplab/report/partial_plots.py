@@ -144,6 +144,6 @@ def bytes_split_bars(
 KIND_LABELS = {
     "payload": "full messages",
     "partial": "parts (partial RPCs)",
-    "partsmeta": "parts metadata only",
-    "extensions": "extensions hello",
+    "partsmeta": "parts metadata",
+    "extensions": "extensions message",
 }

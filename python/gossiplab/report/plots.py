@@ -435,8 +435,9 @@ FIGURES: tuple[FigureSpec, ...] = (
         PARTIAL,
         "Bytes: full messages against partial messages",
         "Bytes all nodes received over the run: full messages (payload), partial-message RPCs "
-        "carrying parts, RPCs carrying only parts metadata (what a node has), and the v1.3 "
-        "extensions hello each stream opens with. Sizes are the protobuf encoding on the wire.",
+        "carrying parts, parts metadata (what a node holds: every RPC that carries only "
+        "metadata, and the metadata field of those with parts), and the v1.3 extensions "
+        "message each stream opens with. Sizes are the protobuf encoding on the wire.",
         lambda data, path: partial_plots.bytes_split_bars(data.tables.traffic, path),
         only_when=lambda data: data.tables.partial is not None,
     ),
