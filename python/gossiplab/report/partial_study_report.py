@@ -55,16 +55,18 @@ def partial_study_section(runs: Sequence[StudyRun], plots: Path) -> Section | No
             "Completion time and bytes against mempool coverage",
             "Top: p99 of the time until a node holds every part of a group; bottom: bytes a "
             "node received for the groups; one panel per blob count, one line per mode "
-            "(grey: full messages, blue dashed: partial messages, red dotted: partial "
-            "messages with eager push). A missing point never reached p99.",
+            "(grey: full messages, a level line when they ran at one coverage only; blue "
+            "dashed: partial messages; red dotted: partial messages with eager push). A "
+            "missing point never reached p99.",
             savings_figure(table, plots / "partial_savings.png"),
         ),
         Figure(
             f"Completion over time, {largest} blobs",
             "The share of (group, node) pairs holding every part against the time since "
-            "publish, one panel per mode and one curve per mempool coverage, from purple "
-            "(p = 0) to yellow (p = 1). Full messages do not depend on the coverage: a node "
-            "without the extension cannot use its mempool.",
+            "publish: one panel per partial mode, one curve per mempool coverage from purple "
+            "(p = 0) to yellow (p = 1), and full messages (black dashed) on each, which do "
+            "not depend on the coverage: a node without the extension cannot use its "
+            "mempool.",
             completion_figure(
                 [r for r in runs if r.parts == largest], plots / "partial_completion.png"
             ),
@@ -161,6 +163,14 @@ def savings_figure(table: pl.DataFrame, path: Path) -> Path | None:
             if points.is_empty():
                 continue
             colour, style = MODE_STYLE[mode]
+            if mode == FULL and points.height == 1:
+                # One full-message run: it does not depend on the coverage, so a level line.
+                row = points.row(0, named=True)
+                level = {"color": colour, "linestyle": style, "label": mode}
+                if row["completion_p99_ms"] is not None:
+                    time_axes.axhline(row["completion_p99_ms"], **level)  # type: ignore[arg-type]
+                bytes_axes.axhline(row["group_bytes_per_node"] / 1024, **level)  # type: ignore[arg-type]
+                continue
             style_kw = {"color": colour, "linestyle": style, "marker": "o", "label": mode}
             coverage = points["coverage"].to_numpy()
             p99 = points["completion_p99_ms"].to_numpy().astype(float)  # never: NaN, a gap
@@ -180,24 +190,30 @@ def savings_figure(table: pl.DataFrame, path: Path) -> Path | None:
 
 
 def completion_figure(runs: Sequence[StudyRun], path: Path) -> Path | None:
-    modes = [mode for mode in MODES if any(r.mode == mode for r in runs)]
-    if not modes or not any(r.curve.complete for r in runs):
+    """One panel per partial mode, one curve per coverage, the full-message run of the
+    same blob count drawn on each as the reference (black dashed)."""
+    if not any(r.curve.complete for r in runs):
         return None
-    figure, panels = new_panels(len(modes), size=(3.6 * len(modes) + 1.0, 4.4))
-    coverages = sorted({r.coverage for r in runs if r.coverage is not None})
+    modes = [mode for mode in (PARTIAL, EAGER) if any(r.mode == mode for r in runs)] or [FULL]
+    full = [r for r in runs if r.mode == FULL]
+    figure, panels = new_panels(len(modes), size=(4.6 * len(modes) + 1.0, 4.4))
+    coverages = sorted({r.coverage for r in runs if r.coverage is not None and r.mode != FULL})
     colours = dict(zip(coverages, _ordered_colours(len(coverages)), strict=True))
     end = end_of_curves([r.curve for r in runs])
     for axes, mode in zip(panels, modes, strict=True):
-        for run in sorted((r for r in runs if r.mode == mode), key=_by_coverage):
+        for run in full[:1]:
+            style = {"color": "black", "linestyle": "--", "linewidth": 1.6}
+            draw_completion(axes, run.curve, end, label="full messages", **style)  # type: ignore[arg-type]
+        for run in sorted((r for r in runs if r.mode == mode and mode != FULL), key=_by_coverage):
             label = "p = ?" if run.coverage is None else f"p = {run.coverage:g}"
             colour = colours.get(run.coverage, "#555555")  # type: ignore[arg-type]
             draw_completion(axes, run.curve, end, color=colour, label=label)
-        axes.set_title(mode)
+        axes.set_title(mode if mode == FULL else f"{mode} messages against full messages")
         axes.set_ylim(0, 1.02)
         axes.set_xlim(left=0)
         axes.set_xlabel("time from publish (ms)")
+        axes.legend(loc="lower right", fontsize="small")
     panels[0].set_ylabel("share of (group, node) pairs complete")
-    panels[-1].legend(loc="lower right", fontsize="small")
     return save(figure, path)
 
 
