@@ -244,6 +244,7 @@ def test_coverage_where_it_matters_lists_the_coverages_past_the_threshold() -> N
         study_run(PARTIAL, 6, 0.5, 95.0, 600.0),  # 5 % faster: below the 10 % threshold
         study_run(PARTIAL, 6, 1.0, 50.0, 10.0),
         study_run(EAGER, 6, 0.0, 90.0, 1200.0),
+        study_run(EAGER, 6, 1.0, 105.0, 1200.0),  # 5 % slower: below the threshold too
     ]
     answer = coverage_where_it_matters(study_table(runs))
     rows = {row["mode"]: row for row in answer.iter_rows(named=True)}
@@ -251,6 +252,7 @@ def test_coverage_where_it_matters_lists_the_coverages_past_the_threshold() -> N
     assert rows[PARTIAL]["time_from"] == [1.0]
     assert rows[PARTIAL]["slower_at"] == [0.0]
     assert rows[EAGER]["bytes_from"] == [] and rows[EAGER]["time_from"] == [0.0]
+    assert rows[EAGER]["slower_at"] == []
 
 
 def test_the_example_study_validates_and_crosses_blobs_coverage_and_modes() -> None:

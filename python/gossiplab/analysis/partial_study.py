@@ -233,15 +233,16 @@ def _bytes_saved(full: StudyRun | None, run: StudyRun) -> float | None:
 
 def coverage_where_it_matters(table: pl.DataFrame) -> pl.DataFrame:
     """Per blob count and partial mode: the coverages at which partial messages save at
-    least MATTERS of the bytes, and at least MATTERS of the p99 completion time, against
-    full messages (lists in ascending coverage; empty when nowhere)."""
+    least MATTERS of the bytes, save at least MATTERS of the p99 completion time, and
+    complete at least MATTERS later, against full messages (lists in ascending coverage;
+    empty when nowhere)."""
     compared = table.filter((pl.col("mode") != FULL) & pl.col("coverage").is_not_null())
     return (
         compared.group_by("parts", "mode")
         .agg(
             bytes_from=pl.col("coverage").filter(pl.col("bytes_saved_share") >= MATTERS).sort(),
             time_from=pl.col("coverage").filter(pl.col("p99_saved_share") >= MATTERS).sort(),
-            slower_at=pl.col("coverage").filter(pl.col("p99_saved_share") < 0).sort(),
+            slower_at=pl.col("coverage").filter(pl.col("p99_saved_share") <= -MATTERS).sort(),
         )
         .sort("parts", "mode")
     )
