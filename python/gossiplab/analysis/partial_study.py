@@ -133,24 +133,25 @@ def load_study(folders: Iterable[Path]) -> list[StudyRun]:
     return [run for run in runs if run is not None]
 
 
-STUDY_COLUMNS = (
-    "parts",
-    "coverage",
-    "mode",
-    "pairs",
-    "complete_share",
-    "completion_p50_ms",
-    "completion_p99_ms",
-    "completion_max_ms",
-    "group_bytes_per_node",
-    "parts_from_network",
-    "parts_held",
-    "parts_dup",
-    "p50_saved_ms",
-    "p99_saved_ms",
-    "p99_saved_share",
-    "bytes_saved_share",
-)
+STUDY_SCHEMA: dict[str, pl.DataType] = {
+    "parts": pl.Int64(),
+    "coverage": pl.Float64(),
+    "mode": pl.Enum(list(MODES)),
+    "pairs": pl.Int64(),
+    "complete_share": pl.Float64(),
+    "completion_p50_ms": pl.Float64(),
+    "completion_p99_ms": pl.Float64(),
+    "completion_max_ms": pl.Float64(),
+    "group_bytes_per_node": pl.Float64(),
+    "parts_from_network": pl.Int64(),
+    "parts_held": pl.Int64(),
+    "parts_dup": pl.Int64(),
+    "p50_saved_ms": pl.Float64(),
+    "p99_saved_ms": pl.Float64(),
+    "p99_saved_share": pl.Float64(),
+    "bytes_saved_share": pl.Float64(),
+}
+"""The columns of ``study_table``."""
 
 
 def study_table(runs: Sequence[StudyRun]) -> pl.DataFrame:
@@ -183,17 +184,9 @@ def study_table(runs: Sequence[StudyRun]) -> pl.DataFrame:
                 "bytes_saved_share": _bytes_saved(full, run),
             }
         )
-    schema = {
-        "parts": pl.Int64,
-        "coverage": pl.Float64,
-        "mode": pl.Enum(list(MODES)),
-        "pairs": pl.Int64,
-        "complete_share": pl.Float64,
-        **{c: pl.Float64 for c in STUDY_COLUMNS[5:9]},
-        **{c: pl.Int64 for c in STUDY_COLUMNS[9:12]},
-        **{c: pl.Float64 for c in STUDY_COLUMNS[12:]},
-    }
-    return pl.DataFrame(rows, schema=schema).sort("parts", "coverage", "mode", nulls_last=True)
+    return pl.DataFrame(rows, schema=STUDY_SCHEMA).sort(
+        "parts", "coverage", "mode", nulls_last=True
+    )
 
 
 def _share(run: StudyRun) -> float | None:

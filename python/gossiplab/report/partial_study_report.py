@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-import numpy as np
 import polars as pl
+from matplotlib import colormaps
 
 from gossiplab.analysis.headline import format_bytes
 from gossiplab.analysis.partial_study import (
@@ -26,7 +26,7 @@ from gossiplab.analysis.partial_study import (
     coverage_where_it_matters,
     study_table,
 )
-from gossiplab.report.drawing import new_panels, save, series_colours
+from gossiplab.report.drawing import new_panels, save
 from gossiplab.report.pages import Block, Figure, Section, Table, Text
 from gossiplab.report.partial_plots import draw_completion, end_of_curves
 
@@ -222,6 +222,6 @@ def _by_coverage(run: StudyRun) -> float:
 
 
 def _ordered_colours(count: int) -> list[tuple[float, float, float, float]]:
-    # More than the qualitative limit always gives an ordered map: coverage is ordered.
-    colours = series_colours(max(count, 11))
-    return [colours[int(i)] for i in np.linspace(0, len(colours) - 1, count)] if count else []
+    """Colours along viridis for ordered values (coverage), whatever their number."""
+    viridis = colormaps["viridis"]
+    return [viridis(i / max(count - 1, 1)) for i in range(count)]
