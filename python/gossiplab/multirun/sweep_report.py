@@ -15,6 +15,7 @@ import polars as pl
 
 from gossiplab.analysis.digest import RunDigest, load_digest
 from gossiplab.analysis.headline import BY_KEY, KEY_METRICS, format_value
+from gossiplab.analysis.partial_study import load_study
 from gossiplab.analysis.results import PLOTS_DIR, REPORT_FILE, replace_file
 from gossiplab.multirun.trends import MAX_LINES, metric_trends
 from gossiplab.report.overlays import dissemination_overlay, receipt_latency_overlay
@@ -29,6 +30,7 @@ from gossiplab.report.pages import (
     Text,
     render_page,
 )
+from gossiplab.report.partial_study_report import partial_study_section
 
 if TYPE_CHECKING:
     from gossiplab.multirun.sweep import PointResult, SweepPlan
@@ -106,6 +108,7 @@ def render_sweep_report(
                 ),
             ],
         ),
+        *_partial_sections(out_dir, results, plots),
         Section("Metrics vs parameters", _trend_blocks(table, keys, plots)),
         Section("Overlays", _overlay_blocks(out_dir, results, plots)),
     ]
@@ -125,6 +128,13 @@ def render_sweep_report(
     path = out_dir / REPORT_FILE
     replace_file(path, html)
     return path
+
+
+def _partial_sections(out_dir: Path, results: Sequence[PointResult], plots: Path) -> list[Section]:
+    """The full-vs-partial comparison, when the points send partial messages."""
+    runs = load_study(out_dir / r.point.folder for r in results if r.status == "ok")
+    section = partial_study_section(runs, plots)
+    return [] if section is None else [section]
 
 
 def _trend_blocks(table: pl.DataFrame, keys: list[str], plots: Path) -> list[Block]:

@@ -17,8 +17,9 @@ import polars as pl
 
 from gossiplab.analysis import aggregates
 from gossiplab.analysis.metrics import Measured, measure, ns_to_ms
+from gossiplab.analysis.partial_curves import measured_pairs
 from gossiplab.analysis.tables import TRAFFIC_KINDS, RunTables
-from gossiplab.report import aggregate_plots
+from gossiplab.report import aggregate_plots, partial_plots
 from gossiplab.report.drawing import (
     BAR,
     REPORT_MARGINS,
@@ -81,6 +82,7 @@ HOPS = "Hops"
 COST = "Cost: duplicates, bandwidth, control"
 DROPS = "Drops"
 PUBLISHING = "Publishing"
+PARTIAL = "Partial messages"
 RESOURCES = "CPU and memory"
 
 
@@ -401,6 +403,45 @@ FIGURES: tuple[FigureSpec, ...] = (
         receipt_latency_cdf,
     ),
     FigureSpec(
+        "partial_completion",
+        PARTIAL,
+        "Completion over time",
+        "The share of (group, node) pairs whose node held every part of the group, against "
+        "the time since the group was published: thick, every pair; thin, per role when the "
+        "network mixes nodes that request partial messages, only support sending them, or "
+        "take full messages. Pairs that never complete stay in the denominator, so a curve "
+        "ending below 1 shows nodes left without some part. A node that held every part "
+        "before the publish completes when it first hears of the group (its first partial "
+        "RPC or full copy).",
+        lambda data, path: partial_plots.completion_over_time(_partial_pairs(data), path),
+        only_when=lambda data: data.tables.partial is not None,
+    ),
+    FigureSpec(
+        "partial_parts",
+        PARTIAL,
+        "Parts from the network against parts already held",
+        "Left: per role, the parts its nodes needed (parts per group, over every group and "
+        "node) split by where they came from: held before the publish (the mempool), first "
+        "received from the network (as parts, or all at once in a full message, the only way "
+        "for nodes without the extension), and parts received again in partial RPCs that "
+        "the node already held (which stack above 1: a node can pay for a part twice). "
+        "Right: how many duplicate parts each (group, node) pair received; the extension "
+        "has no IDONTWANT for parts.",
+        lambda data, path: partial_plots.part_sources_bars(_partial_pairs(data), path),
+        only_when=lambda data: data.tables.partial is not None,
+    ),
+    FigureSpec(
+        "partial_bytes",
+        PARTIAL,
+        "Bytes: full messages against partial messages",
+        "Bytes all nodes received over the run: full messages (payload), partial-message RPCs "
+        "carrying parts, parts metadata (what a node holds: every RPC that carries only "
+        "metadata, and the metadata field of those with parts), and the v1.3 extensions "
+        "message each stream opens with. Sizes are the protobuf encoding on the wire.",
+        lambda data, path: partial_plots.bytes_split_bars(data.tables.traffic, path),
+        only_when=lambda data: data.tables.partial is not None,
+    ),
+    FigureSpec(
         "last_delivery_hop",
         HOPS,
         "Last delivery hop (LDH)",
@@ -479,6 +520,11 @@ FIGURES: tuple[FigureSpec, ...] = (
         only_when=lambda data: data.tables.resources is not None,
     ),
 )
+
+
+def _partial_pairs(data: RunData) -> pl.DataFrame:
+    assert data.tables.partial is not None  # only_when checked it
+    return measured_pairs(data.tables.partial, data.tables.publishes, data.summary["run"])
 
 
 def render_all(

@@ -27,7 +27,8 @@ from gossiplab.analysis.results import (
 )
 from gossiplab.analysis.tables import RunTables
 from gossiplab.report.pages import Block, Code, Figure, Section, Table, Text, render_page
-from gossiplab.report.plots import DROPS, Plot, render_all
+from gossiplab.report.partial_section import partial_blocks
+from gossiplab.report.plots import DROPS, PARTIAL, Plot, render_all
 
 NEVER = "never"
 
@@ -95,6 +96,8 @@ def _sections(summary: Mapping[str, Any], plots: list[Plot], scenario: str) -> l
         by_section.setdefault(plot.section, []).append(plot)
     for title, members in by_section.items():
         blocks: list[Block] = [Figure(p.title, p.caption, p.path, p.no_data) for p in members]
+        if title == PARTIAL:
+            blocks = partial_blocks(summary, scenario) + blocks
         if title == DROPS and summary["drops"]["by_kind"]:
             blocks.append(_drops_table(summary))
         sections.append(Section(title, blocks))
