@@ -58,6 +58,12 @@ pub enum Event {
     Down { node: u32 },
     /// ...and comes back.
     Up { node: u32 },
+    /// The reading goroutine of `link`'s receiver finished decoding RPC `rpc` (CPU).
+    Decoded { link: u32, rpc: u32 },
+    /// The writer goroutine of `link` finished encoding its RPC (CPU).
+    Encoded { link: u32 },
+    /// The publisher of `msg` finished signing it (CPU).
+    Signed { msg: u32 },
 }
 
 impl Event {
@@ -77,6 +83,10 @@ impl Event {
             Event::Up { .. } => 9,
             Event::DialDone { .. } => 10,
             Event::Subscription { .. } => 11,
+            // After the kinds above, so that runs without CPU costs keep their order.
+            Event::Decoded { .. } => 12,
+            Event::Encoded { .. } => 13,
+            Event::Signed { .. } => 14,
         }
     }
 }

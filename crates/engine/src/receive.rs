@@ -59,6 +59,15 @@ impl Simulation {
         }
     }
 
+    /// Reading an RPC costs CPU: decode it on the receiver's host, then receive it.
+    pub(crate) fn decode(&mut self, link: u32, rpc: u32) {
+        let receiver = self.links.peer[link as usize];
+        let bytes = self.rpcs.get(rpc).total_bytes();
+        let done = self.cpu.read(link, receiver, self.now(), bytes);
+        self.queue
+            .push(done, receiver, Event::Decoded { link, rpc });
+    }
+
     /// Take out of `msgs` what `receiver` does not process as usual: invalid messages an
     /// adversary made up (validated, then rejected) and messages of topics it is not in
     /// (ignored, as go does). Kept out of `receive`, whose common case it would slow.
@@ -133,9 +142,11 @@ impl Simulation {
             self.count_drop(node, sender, Kind::Payload, "validation-queue-full");
             return true;
         }
-        let done = now.max(state.cpu_free) + cpu;
-        state.cpu_free = done;
         state.cpu_pending += 1;
+        // validation.go:validateWorker: the check runs on the host's cores, behind the
+        // work already queued there.
+        let done = self.cpu.run(node, now, cpu);
+        let state = &mut self.nodes[node as usize];
         state.validating.entry(msg).or_default().push(back);
         let event = Event::Validated {
             node,
@@ -309,7 +320,10 @@ impl Simulation {
         state.seen.clear();
     }
 
-    /// The workload publishes `msg` at its publisher.
+    /// The workload publishes `msg` at its publisher. The publication's time is now,
+    /// when the application calls `Publish`; with a publishing cost the message leaves
+    /// once the publisher's host has signed it (`topic.go:Publish` signs, `sign.go:
+    /// signMessage`, before `validation.go:PushLocal` hands it to the router).
     pub(crate) fn publish(&mut self, msg: u32) {
         let now = self.now();
         let publisher = self.messages[msg as usize].publisher;
@@ -320,6 +334,22 @@ impl Simulation {
         if let Some(aggregates) = &mut self.out.aggregates {
             let topic = self.messages[msg as usize].topic;
             aggregates.published(msg, publisher, now, topic);
+        }
+        let cost = self.cpu.costs.per_publish_ns;
+        if cost > 0 {
+            let done = self.cpu.run(publisher, now, cost);
+            self.queue.push(done, publisher, Event::Signed { msg });
+            return;
+        }
+        self.signed(msg);
+    }
+
+    /// `msg` is ready to leave its publisher: mark it seen and send it.
+    pub(crate) fn signed(&mut self, msg: u32) {
+        let now = self.now();
+        let publisher = self.messages[msg as usize].publisher;
+        if self.is_down(publisher) {
+            return;
         }
         self.sweep_seen(publisher);
         let expire = now + self.proto.seen_ttl_ns;

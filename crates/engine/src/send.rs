@@ -43,6 +43,48 @@ impl Simulation {
         if let Some(per_message) = &mut self.out.message_traffic {
             per_message.count(r, &self.wire, &self.messages);
         }
+        if self.cpu.charges_sending() {
+            self.queue_for_writer(sender, link, rpc, urgent);
+            return;
+        }
+        self.hand_to_transport(sender, link, rpc, urgent);
+    }
+
+    /// Writing costs CPU: the RPC waits for `link`'s writer, which encodes one RPC at a
+    /// time on the sender's host (`comm.go:handleSendingMessages` pops the next RPC only
+    /// when `writeRPC` returned), so a busy host's writers fall behind and the queues
+    /// behind them fill up and overflow.
+    fn queue_for_writer(&mut self, sender: u32, link: u32, rpc: u32, urgent: bool) {
+        let queue = &mut self.transport.links[link as usize];
+        queue.push_for_writer(rpc, urgent);
+        if queue.writing.is_none() {
+            self.start_writing(sender, link);
+        }
+    }
+
+    fn start_writing(&mut self, sender: u32, link: u32) {
+        let queue = &mut self.transport.links[link as usize];
+        let Some((rpc, urgent)) = queue.pop_for_writer() else {
+            return;
+        };
+        queue.writing = Some((rpc, urgent));
+        let cost = self.cpu.send_cost(self.rpcs.get(rpc).total_bytes());
+        let done = self.cpu.run(sender, self.now(), cost);
+        self.queue.push(done, sender, Event::Encoded { link });
+    }
+
+    /// `link`'s writer finished encoding its RPC: on to the transport, then the next.
+    pub(crate) fn encoded(&mut self, link: u32) {
+        let sender = self.links.owner[link as usize];
+        let queue = &mut self.transport.links[link as usize];
+        let (rpc, urgent) = queue.writing.take().expect("the writer held an RPC");
+        self.hand_to_transport(sender, link, rpc, urgent);
+        self.start_writing(sender, link);
+    }
+
+    /// Hand an RPC ready to go to `link`'s transport (or straight onto the link when the
+    /// uplink is unlimited).
+    fn hand_to_transport(&mut self, sender: u32, link: u32, rpc: u32, urgent: bool) {
         if self.net.upload_bps(sender) == 0 {
             self.depart(sender, link, rpc, self.now());
             return;
