@@ -8,6 +8,7 @@ use crate::output::DropKey;
 use crate::queue::Event;
 use crate::rpc::{Control, Kind, KIND_COUNT};
 use crate::sim::Simulation;
+use crate::transport::Writer;
 
 impl Simulation {
     /// Hand RPC `rpc` to `sender`'s outbound queue for `link`: it is sized, counted and
@@ -55,31 +56,59 @@ impl Simulation {
     /// when `writeRPC` returned), so a busy host's writers fall behind and the queues
     /// behind them fill up and overflow.
     fn queue_for_writer(&mut self, sender: u32, link: u32, rpc: u32, urgent: bool) {
-        let queue = &mut self.transport.links[link as usize];
-        queue.push_for_writer(rpc, urgent);
-        if queue.writing.is_none() {
-            self.start_writing(sender, link);
+        self.transport.links[link as usize]
+            .writer
+            .get_or_insert_with(Box::default)
+            .push_for_writer(rpc, urgent);
+        self.run_writer(sender, link);
+    }
+
+    /// Let `link`'s writer take what it can now. With an unlimited uplink an encoded RPC
+    /// leaves when its encoding ends, computed now (no event); else an `Encoded` event
+    /// hands it to the transport then. A writer still busy wakes up when it is free.
+    fn run_writer(&mut self, sender: u32, link: u32) {
+        let now = self.now();
+        loop {
+            let queue = self.writer(link);
+            if queue.wake || queue.writing.is_some() || queue.encoding.is_empty() {
+                return; // an event will come, or nothing to do
+            }
+            if queue.writer_free > now {
+                queue.wake = true;
+                let at = queue.writer_free;
+                self.queue.push(at, sender, Event::Encoded { link });
+                return;
+            }
+            let (rpc, urgent) = queue.pop_for_writer().expect("checked non-empty");
+            let cost = self.cpu.send_cost(self.rpcs.get(rpc).total_bytes());
+            let done = self.cpu.run(sender, now, cost);
+            self.writer(link).writer_free = done;
+            if self.net.upload_bps(sender) == 0 {
+                self.depart_at(sender, link, rpc, now, done);
+            } else {
+                self.writer(link).writing = Some((rpc, urgent));
+                self.queue.push(done, sender, Event::Encoded { link });
+                return;
+            }
         }
     }
 
-    fn start_writing(&mut self, sender: u32, link: u32) {
-        let queue = &mut self.transport.links[link as usize];
-        let Some((rpc, urgent)) = queue.pop_for_writer() else {
-            return;
-        };
-        queue.writing = Some((rpc, urgent));
-        let cost = self.cpu.send_cost(self.rpcs.get(rpc).total_bytes());
-        let done = self.cpu.run(sender, self.now(), cost);
-        self.queue.push(done, sender, Event::Encoded { link });
+    fn writer(&mut self, link: u32) -> &mut Writer {
+        self.transport.links[link as usize]
+            .writer
+            .as_mut()
+            .expect("a link with CPU work has a writer")
     }
 
-    /// `link`'s writer finished encoding its RPC: on to the transport, then the next.
+    /// `link`'s writer finished encoding an RPC (on to the transport) or is free again.
     pub(crate) fn encoded(&mut self, link: u32) {
         let sender = self.links.owner[link as usize];
-        let queue = &mut self.transport.links[link as usize];
-        let (rpc, urgent) = queue.writing.take().expect("the writer held an RPC");
-        self.hand_to_transport(sender, link, rpc, urgent);
-        self.start_writing(sender, link);
+        let queue = self.writer(link);
+        queue.wake = false;
+        if let Some((rpc, urgent)) = queue.writing.take() {
+            self.hand_to_transport(sender, link, rpc, urgent);
+        }
+        self.run_writer(sender, link);
     }
 
     /// Hand an RPC ready to go to `link`'s transport (or straight onto the link when the
@@ -149,6 +178,11 @@ impl Simulation {
     /// The RPC's last byte left the sender now (its first at `started`): schedule its
     /// arrival (unless a fault loses it).
     fn depart(&mut self, sender: u32, link: u32, rpc: u32, started: Time) {
+        self.depart_at(sender, link, rpc, started, self.now());
+    }
+
+    /// Like `depart`, for an RPC whose last byte leaves at `sent` (now or later).
+    fn depart_at(&mut self, sender: u32, link: u32, rpc: u32, started: Time, sent: Time) {
         if self.is_down(sender) || self.partitioned(link) {
             let peer = self.links.peer[link as usize];
             let reason = if self.is_down(sender) {
@@ -163,9 +197,7 @@ impl Simulation {
         }
         let bytes = self.rpcs.get(rpc).total_bytes();
         let latency = self.links.latency[link as usize];
-        let arrival = self
-            .net
-            .propagate(started, self.now(), link, latency, bytes);
+        let arrival = self.net.propagate(started, sent, link, latency, bytes);
         let receiver = self.links.peer[link as usize];
         let event = if self.net.has_downlink_limit(receiver) {
             Event::Arrive { link, rpc }

@@ -120,3 +120,29 @@ fn lognormal_costs_spread_delivery_and_stay_deterministic() {
     assert!(p50 < 10 * MS + MS, "p50 {p50}");
     assert!(p99 > 10 * MS + 3 * MS, "p99 {p99}");
 }
+
+#[test]
+fn on_a_limited_uplink_writing_follows_encoding() {
+    // 2 ms to encode each RPC, then 1 byte per µs on the uplink (8 Mbit/s): two 10 kB
+    // messages at once. The second is encoded while the first is on the wire (2-4 ms),
+    // and waits for the uplink: it leaves at 2 + 2 × write.
+    let patch = json!({
+        "cpu": {"per_rpc_sent_ns": 2 * MS},
+        "network": {"upload_bps": [8_000_000, 0]}
+    });
+    let c = config(2, "floodsub", 10 * MS, 2 * S, 1, patch);
+    let mut sim = Simulation::new(&c, &line(2), &messages(0, 100 * MS, 0, 2, 10_000)).unwrap();
+    sim.run();
+    let bytes = WireSizes::frame(WireSizes::new(&c.protocol).publish_field(10_000));
+    let write = bytes * 1_000; // ns at 1 byte per µs
+    let mut t: Vec<u64> = sim
+        .output()
+        .deliveries
+        .t_ns
+        .iter()
+        .map(|&t| t as u64)
+        .collect();
+    t.sort_unstable();
+    let first = 100 * MS + 2 * MS + write + 10 * MS;
+    assert_eq!(t, vec![first, first + write]);
+}
