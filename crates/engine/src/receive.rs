@@ -4,7 +4,7 @@
 
 use smallvec::SmallVec;
 
-use crate::config::{Misbehaviour, Version};
+use crate::config::{Misbehaviour, Time, Version};
 use crate::queue::Event;
 use crate::rpc::{Kind, MsgRef};
 use crate::seen::{Seen, COUNTED, NOT_CACHED, OWN, SEEN_SWEEP_INTERVAL, UNCOUNTED};
@@ -13,6 +13,13 @@ use crate::sim::Simulation;
 impl Simulation {
     #[inline]
     pub(crate) fn receive(&mut self, link: u32, rpc_id: u32) {
+        self.receive_at(link, rpc_id, self.now());
+    }
+
+    /// Receive an RPC whose receipt time is `at` (now, or when its reading ends for an
+    /// RPC of seen copies only: see `decode`).
+    #[inline]
+    fn receive_at(&mut self, link: u32, rpc_id: u32, at: Time) {
         let receiver = self.links.peer[link as usize];
         let sender = self.links.owner[link as usize];
         let back = self.links.reverse[link as usize];
@@ -47,7 +54,7 @@ impl Simulation {
             self.with_router(receiver, |router, cx| router.preprocess(cx, back, &msgs));
         }
         for m in &msgs {
-            self.receive_payload(receiver, back, sender, *m);
+            self.receive_payload(receiver, back, sender, *m, at);
         }
         if let Some(control) = control.filter(|_| self.router.is_gossipsub()) {
             self.with_router(receiver, |router, cx| {
@@ -60,12 +67,29 @@ impl Simulation {
     }
 
     /// Reading an RPC costs CPU: decode it on the receiver's host, then receive it.
+    /// An RPC of copies the receiver has all seen, and nothing else, changes nothing but
+    /// counters once read (go drops seen copies in `handleIncomingRPC`), so it is
+    /// received now with the time its reading ends, without an event.
     pub(crate) fn decode(&mut self, link: u32, rpc: u32) {
         let receiver = self.links.peer[link as usize];
         let bytes = self.rpcs.get(rpc).total_bytes();
         let done = self.cpu.read(link, receiver, self.now(), bytes);
-        self.queue
-            .push(done, receiver, Event::Decoded { link, rpc });
+        if self.only_seen_copies(receiver, rpc) {
+            self.receive_at(link, rpc, done);
+        } else {
+            self.queue
+                .push(done, receiver, Event::Decoded { link, rpc });
+        }
+    }
+
+    fn only_seen_copies(&self, receiver: u32, rpc: u32) -> bool {
+        let r = self.rpcs.get(rpc);
+        let seen = &self.nodes[receiver as usize].seen;
+        !r.msgs.is_empty()
+            && r.control.is_empty()
+            && r.subscribe.is_empty()
+            && r.unsubscribe.is_empty()
+            && r.msgs.iter().all(|m| seen.contains_key(&m.msg))
     }
 
     /// Take out of `msgs` what `receiver` does not process as usual: invalid messages an
@@ -94,8 +118,7 @@ impl Simulation {
         }
     }
 
-    fn receive_payload(&mut self, node: u32, back: u32, sender: u32, m: MsgRef) {
-        let now = self.now();
+    fn receive_payload(&mut self, node: u32, back: u32, sender: u32, m: MsgRef, now: Time) {
         self.messages[m.msg as usize].receipts += 1;
         self.sweep_seen(node);
         let seen = self.seen_counting_duplicate(node, m.msg);
@@ -111,7 +134,7 @@ impl Simulation {
         let hop = m.hop.saturating_add(1);
         if let Some(seen) = seen {
             self.count_duplicate(m.msg, seen);
-            self.score_duplicate(back, m.msg, seen);
+            self.score_duplicate(back, m.msg, seen, now);
             return;
         }
         if !self.queue_for_validation(node, back, sender, m.msg, hop) {
@@ -207,8 +230,7 @@ impl Simulation {
 
     /// A copy after the first counts for the sender's mesh deliveries (P3) if it came
     /// within the delivery window of the first's validation.
-    fn score_duplicate(&mut self, back: u32, msg: u32, seen: Seen) {
-        let now = self.now();
+    fn score_duplicate(&mut self, back: u32, msg: u32, seen: Seen, now: Time) {
         let topic = self.messages[msg as usize].topic;
         let validated = seen.expire - self.proto.seen_ttl_ns;
         if let Some(scores) = &mut self.router.scores {

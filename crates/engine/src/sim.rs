@@ -133,11 +133,7 @@ impl Simulation {
     /// Process every event up to and including `until` (capped at the run's end).
     pub fn run_until(&mut self, until: Time) {
         let until = until.min(self.end);
-        while let Some(t) = self.queue.peek_time() {
-            if t > until {
-                break;
-            }
-            let (_, event) = self.queue.pop().expect("peeked");
+        while let Some((_, event)) = self.queue.pop_due(until) {
             self.dispatch(event);
         }
     }
