@@ -85,12 +85,15 @@ impl Cpu {
     pub fn run(&mut self, node: u32, ready: Time, mean: Time) -> Time {
         let host = self.host_of(node);
         let cost = self.draw(host, mean);
-        let cores = &mut self.core_free[host * self.cores..(host + 1) * self.cores];
-        let core = (0..cores.len())
-            .min_by_key(|&c| cores[c])
-            .expect("a host has a core");
-        let done = ready.max(cores[core]) + cost;
-        cores[core] = done;
+        let first = host * self.cores;
+        let core = if self.cores == 1 {
+            first
+        } else {
+            let cores = &self.core_free[first..first + self.cores];
+            first + (0..cores.len()).min_by_key(|&c| cores[c]).expect("a core")
+        };
+        let done = ready.max(self.core_free[core]) + cost;
+        self.core_free[core] = done;
         done
     }
 

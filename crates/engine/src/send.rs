@@ -56,10 +56,19 @@ impl Simulation {
     /// when `writeRPC` returned), so a busy host's writers fall behind and the queues
     /// behind them fill up and overflow.
     fn queue_for_writer(&mut self, sender: u32, link: u32, rpc: u32, urgent: bool) {
-        self.transport.links[link as usize]
+        let now = self.now();
+        let writer = self.transport.links[link as usize]
             .writer
-            .get_or_insert_with(Box::default)
-            .push_for_writer(rpc, urgent);
+            .get_or_insert_with(Box::default);
+        if writer.encoding.is_empty()
+            && !writer.wake
+            && writer.writing.is_none()
+            && writer.writer_free <= now
+        {
+            self.write_now(sender, link, rpc, urgent); // an idle writer takes it at once
+            return;
+        }
+        writer.push_for_writer(rpc, urgent);
         self.run_writer(sender, link);
     }
 
@@ -80,17 +89,26 @@ impl Simulation {
                 return;
             }
             let (rpc, urgent) = queue.pop_for_writer().expect("checked non-empty");
-            let cost = self.cpu.send_cost(self.rpcs.get(rpc).total_bytes());
-            let done = self.cpu.run(sender, now, cost);
-            self.writer(link).writer_free = done;
-            if self.net.upload_bps(sender) == 0 {
-                self.depart_at(sender, link, rpc, now, done);
-            } else {
-                self.writer(link).writing = Some((rpc, urgent));
-                self.queue.push(done, sender, Event::Encoded { link });
+            if !self.write_now(sender, link, rpc, urgent) {
                 return;
             }
         }
+    }
+
+    /// The writer encodes `rpc` from now. Returns true if the RPC has left (unlimited
+    /// uplink) and the writer may take the next one.
+    fn write_now(&mut self, sender: u32, link: u32, rpc: u32, urgent: bool) -> bool {
+        let now = self.now();
+        let cost = self.cpu.send_cost(self.rpcs.get(rpc).total_bytes());
+        let done = self.cpu.run(sender, now, cost);
+        self.writer(link).writer_free = done;
+        if self.net.upload_bps(sender) == 0 {
+            self.depart_at(sender, link, rpc, now, done);
+            return true;
+        }
+        self.writer(link).writing = Some((rpc, urgent));
+        self.queue.push(done, sender, Event::Encoded { link });
+        false
     }
 
     fn writer(&mut self, link: u32) -> &mut Writer {
