@@ -88,3 +88,14 @@ def test_past_saturation_a_shared_host_drops_in_its_outbound_queues(tmp_path: Pa
     assert point(50) == {}
     past = point(200)
     assert past.get("outbound-queue-full", 0) > past.get("validation-queue-full", 0) > 0
+
+
+def test_a_model_report_says_which_cpu_it_charged(tmp_path: Path) -> None:
+    data = {
+        "topology": {"kind": "line", "nodes": 3},
+        "cpu": {"per_copy": "50us"},
+        "workload": {"messages": 2, "warmup": "0s", "cooldown": "1s"},
+    }
+    result = run(parse_scenario(data, tmp_path), tmp_path / "run")
+    page = result.report.read_text(encoding="utf-8")
+    assert "CPU per hop" in page and "validate 50 µs/copy; own host, 1 core" in page
