@@ -1,8 +1,8 @@
 """The model's CPU costs (`[cpu] costs = "measured"`) from profiles of real nodes.
 
 Takes three results folders of `gossiplab profile` on the same network (40 nodes,
-Barabasi-Albert m = 4, 10 ms links): 1000-byte signed messages, the same unsigned, and
-32 kB signed messages. Per run it reads the nodes' CPU time (`resources.parquet`, from
+Barabasi-Albert m = 4, 10 ms links; bench/scenarios/cpu/calib-*.toml): 1000-byte signed
+messages, the same unsigned, and 32 kB signed messages. Per run it reads the nodes' CPU time (`resources.parquet`, from
 /proc, over the whole run), the payload copies they received and the first receipts
 (`traffic.parquet`, `deliveries.parquet`), and the share of CPU the profiles give to
 ed25519 (`run.testbed.profile.layers`). Then:
