@@ -15,6 +15,7 @@ from pydantic import BaseModel, PlainSerializer
 
 from gossiplab.scenario import ScoreConfig, parse_scenario
 from gossiplab.scenario import testbed as testbed_schema
+from gossiplab.scenario.cpu import CpuConfig
 from gossiplab.scenario.faults import (
     AdversaryFault,
     ChurnFault,
@@ -43,7 +44,17 @@ from gossiplab.units import format_bandwidth, format_duration, format_rate, form
 
 REPO = Path(__file__).resolve().parent.parent
 TEXT = (REPO / "docs" / "scenario.md").read_text(encoding="utf-8")
-SECTIONS = ("topology", "network", "protocol", "workload", "faults", "output", "testbed", "sweep")
+SECTIONS = (
+    "topology",
+    "network",
+    "cpu",
+    "protocol",
+    "workload",
+    "faults",
+    "output",
+    "testbed",
+    "sweep",
+)
 UNITS = {format_duration: "duration", format_size: "size", format_bandwidth: "bandwidth"}
 UNITS[format_rate] = "rate"
 # Defaults that follow from other fields; their cells explain the rule instead of a value.
@@ -149,6 +160,7 @@ FIELD_TABLES = [
     ("## Top level", "", Scenario, set(SECTIONS)),
     ("## `[network]`", "network", NetworkConfig, set()),
     ("### Node classes", "network.classes", NodeClass, set()),
+    ("## `[cpu]`", "cpu", CpuConfig, set()),
     ("## `[workload]`", "workload", WorkloadConfig, set()),
     ("### `[workload.partial]`", "workload.partial", PartialConfig, {"mempool", "roles"}),
     ("#### `[workload.partial.mempool]`", "workload.partial.mempool", MempoolConfig, set()),

@@ -36,6 +36,45 @@ pub struct Config {
     /// v1.3 partial messages: every message is a group of parts.
     #[serde(default)]
     pub partial: Option<PartialConfig>,
+    /// Hosts, their cores and what CPU work costs (`cpu.rs`); the default charges nothing.
+    #[serde(default)]
+    pub cpu: CpuConfig,
+}
+
+/// Hosts and CPU costs. Costs are means in nanoseconds (per KB: per 1000 bytes), charged
+/// on the node's host (see `cpu.rs` for where each sits in go-libp2p-pubsub).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CpuConfig {
+    /// Consecutive node ids per host.
+    pub nodes_per_host: u32,
+    /// Cores of each host, shared by its nodes.
+    pub cores: u32,
+    pub per_rpc_received_ns: Time,
+    pub per_kb_received_ns: Time,
+    pub per_rpc_sent_ns: Time,
+    pub per_kb_sent_ns: Time,
+    /// Added to each node's `cpu_per_message_ns` for every validated copy.
+    pub per_copy_ns: Time,
+    pub per_publish_ns: Time,
+    /// Lognormal shape of every cost (0: constant).
+    pub sigma: f64,
+}
+
+impl Default for CpuConfig {
+    fn default() -> Self {
+        Self {
+            nodes_per_host: 1,
+            cores: 1,
+            per_rpc_received_ns: 0,
+            per_kb_received_ns: 0,
+            per_rpc_sent_ns: 0,
+            per_kb_sent_ns: 0,
+            per_copy_ns: 0,
+            per_publish_ns: 0,
+            sigma: 0.0,
+        }
+    }
 }
 
 /// `node` leaves (`subscribe` false) or joins `topic` at `at_ns`.
@@ -453,6 +492,16 @@ impl Config {
         let net = &self.network;
         if self.nodes == 0 {
             return Err(EngineError::config("nodes", "nodes must be >= 1"));
+        }
+        let cpu = &self.cpu;
+        if cpu.nodes_per_host == 0 || cpu.cores == 0 {
+            return Err(EngineError::config(
+                "cpu",
+                "nodes_per_host and cores must be >= 1",
+            ));
+        }
+        if !(cpu.sigma.is_finite() && cpu.sigma >= 0.0) {
+            return Err(EngineError::config("cpu.sigma", "sigma must be >= 0"));
         }
         for (name, len) in [
             ("upload_bps", net.upload_bps.len()),

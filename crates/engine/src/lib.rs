@@ -14,6 +14,7 @@
 pub mod aggregate;
 pub mod config;
 pub mod control;
+pub mod cpu;
 mod dial;
 pub mod error;
 mod faults;

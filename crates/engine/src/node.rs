@@ -23,8 +23,6 @@ pub(crate) struct NodeState {
     pub subscribed: u64,
     pub seen: SeenCache,
     pub next_seen_sweep: Time,
-    /// When the node's CPU is next free to validate.
-    pub cpu_free: Time,
     /// Copies queued for validation or being validated.
     pub cpu_pending: usize,
     /// Message -> links whose copies are in validation (go marks a message seen only
@@ -47,7 +45,6 @@ impl NodeState {
             subscribed,
             seen: SeenCache::default(),
             next_seen_sweep: SEEN_SWEEP_INTERVAL,
-            cpu_free: 0,
             cpu_pending: 0,
             validating: FxHashMap::default(),
             down: false,

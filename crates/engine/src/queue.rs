@@ -58,6 +58,12 @@ pub enum Event {
     Down { node: u32 },
     /// ...and comes back.
     Up { node: u32 },
+    /// The reading goroutine of `link`'s receiver finished decoding RPC `rpc` (CPU).
+    Decoded { link: u32, rpc: u32 },
+    /// The writer goroutine of `link` finished encoding its RPC (CPU).
+    Encoded { link: u32 },
+    /// The publisher of `msg` finished signing it (CPU).
+    Signed { msg: u32 },
 }
 
 impl Event {
@@ -77,6 +83,10 @@ impl Event {
             Event::Up { .. } => 9,
             Event::DialDone { .. } => 10,
             Event::Subscription { .. } => 11,
+            // After the kinds above, so that runs without CPU costs keep their order.
+            Event::Decoded { .. } => 12,
+            Event::Encoded { .. } => 13,
+            Event::Signed { .. } => 14,
         }
     }
 }
@@ -175,12 +185,20 @@ impl EventQueue {
         let Some(i) = (1..BUCKETS).find(|&i| !self.buckets[i].is_empty()) else {
             return false;
         };
-        let moving = std::mem::take(&mut self.buckets[i]);
-        self.last = moving
+        let min = self.buckets[i]
             .iter()
             .map(|e| e.key)
             .min()
             .expect("non-empty bucket");
+        self.redistribute(i, min);
+        true
+    }
+
+    /// Make `min`, the smallest key of bucket `i` (the first non-empty one), the new
+    /// `last`, and spread the bucket over the lower ones.
+    fn redistribute(&mut self, i: usize, min: u64) {
+        let moving = std::mem::take(&mut self.buckets[i]);
+        self.last = min;
         // In order, so that equal keys keep their insertion order.
         for entry in &moving {
             self.buckets[bucket_of(entry.key, self.last)].push_back(*entry);
@@ -188,7 +206,6 @@ impl EventQueue {
         let mut emptied = moving;
         emptied.clear();
         self.buckets[i] = emptied;
-        true
     }
 
     /// Time of the next event, if any. Does not move `last`, which only popping may do
@@ -199,6 +216,28 @@ impl EventQueue {
         }
         let bucket = self.buckets.iter().find(|b| !b.is_empty())?;
         bucket.iter().map(|e| e.key >> RANK_BITS).min()
+    }
+
+    /// Remove the earliest event if it is due by `until`, and advance the clock to it.
+    /// One pass over a bucket to find its minimum serves both the check and the pop.
+    pub fn pop_due(&mut self, until: Time) -> Option<(Time, Event)> {
+        if let Some(entry) = self.buckets[0].front() {
+            if entry.key >> RANK_BITS > until {
+                return None;
+            }
+        } else {
+            let i = (1..BUCKETS).find(|&i| !self.buckets[i].is_empty())?;
+            let min = self.buckets[i]
+                .iter()
+                .map(|e| e.key)
+                .min()
+                .expect("non-empty");
+            if min >> RANK_BITS > until {
+                return None; // `last` stays: a push may still come for any time from now
+            }
+            self.redistribute(i, min);
+        }
+        self.pop()
     }
 
     /// Remove the earliest event and advance the clock to it.
@@ -287,6 +326,22 @@ mod tests {
         q.push(10, 0, Event::Receive { link: 7, rpc: 0 });
         assert_eq!(q.pop(), Some((10, Event::Heartbeat { node: 1 })));
         assert_eq!(q.pop(), Some((10, Event::Receive { link: 7, rpc: 0 })));
+    }
+
+    #[test]
+    fn pop_due_stops_before_later_events_and_keeps_the_order() {
+        let mut q = EventQueue::new(2);
+        q.push(30, 0, Event::Heartbeat { node: 2 });
+        q.push(10, 0, Event::Heartbeat { node: 0 });
+        q.push(20, 0, Event::Heartbeat { node: 1 });
+        assert_eq!(q.pop_due(15), Some((10, Event::Heartbeat { node: 0 })));
+        assert_eq!(q.pop_due(15), None);
+        // Nothing moved: an event for 16 still goes first.
+        q.push(16, 0, Event::Heartbeat { node: 9 });
+        assert_eq!(q.pop_due(25), Some((16, Event::Heartbeat { node: 9 })));
+        assert_eq!(q.pop_due(25), Some((20, Event::Heartbeat { node: 1 })));
+        assert_eq!(q.pop_due(100), Some((30, Event::Heartbeat { node: 2 })));
+        assert_eq!(q.pop_due(100), None);
     }
 
     #[test]

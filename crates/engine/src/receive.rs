@@ -4,7 +4,7 @@
 
 use smallvec::SmallVec;
 
-use crate::config::{Misbehaviour, Version};
+use crate::config::{Misbehaviour, Time, Version};
 use crate::queue::Event;
 use crate::rpc::{Kind, MsgRef};
 use crate::seen::{Seen, COUNTED, NOT_CACHED, OWN, SEEN_SWEEP_INTERVAL, UNCOUNTED};
@@ -13,6 +13,13 @@ use crate::sim::Simulation;
 impl Simulation {
     #[inline]
     pub(crate) fn receive(&mut self, link: u32, rpc_id: u32) {
+        self.receive_at(link, rpc_id, self.now());
+    }
+
+    /// Receive an RPC whose receipt time is `at` (now, or when its reading ends for an
+    /// RPC of seen copies only: see `decode`).
+    #[inline]
+    fn receive_at(&mut self, link: u32, rpc_id: u32, at: Time) {
         let receiver = self.links.peer[link as usize];
         let sender = self.links.owner[link as usize];
         let back = self.links.reverse[link as usize];
@@ -63,7 +70,7 @@ impl Simulation {
             self.with_router(receiver, |router, cx| router.preprocess(cx, back, &msgs));
         }
         for m in &msgs {
-            self.receive_payload(receiver, back, sender, *m);
+            self.receive_payload(receiver, back, sender, *m, at);
         }
         if let Some(control) = control.filter(|_| self.router.is_gossipsub()) {
             self.with_router(receiver, |router, cx| {
@@ -73,6 +80,32 @@ impl Simulation {
                 router.handle_control(cx, back, &control);
             });
         }
+    }
+
+    /// Reading an RPC costs CPU: decode it on the receiver's host, then receive it.
+    /// An RPC of copies the receiver has all seen, and nothing else, changes nothing but
+    /// counters once read (go drops seen copies in `handleIncomingRPC`), so it is
+    /// received now with the time its reading ends, without an event.
+    pub(crate) fn decode(&mut self, link: u32, rpc: u32) {
+        let receiver = self.links.peer[link as usize];
+        let bytes = self.rpcs.get(rpc).total_bytes();
+        let done = self.cpu.read(link, receiver, self.now(), bytes);
+        if self.only_seen_copies(receiver, rpc) {
+            self.receive_at(link, rpc, done);
+        } else {
+            self.queue
+                .push(done, receiver, Event::Decoded { link, rpc });
+        }
+    }
+
+    fn only_seen_copies(&self, receiver: u32, rpc: u32) -> bool {
+        let r = self.rpcs.get(rpc);
+        let seen = &self.nodes[receiver as usize].seen;
+        !r.msgs.is_empty()
+            && r.control.is_empty()
+            && r.subscribe.is_empty()
+            && r.unsubscribe.is_empty()
+            && r.msgs.iter().all(|m| seen.contains_key(&m.msg))
     }
 
     /// Take out of `msgs` what `receiver` does not process as usual: invalid messages an
@@ -101,8 +134,7 @@ impl Simulation {
         }
     }
 
-    fn receive_payload(&mut self, node: u32, back: u32, sender: u32, m: MsgRef) {
-        let now = self.now();
+    fn receive_payload(&mut self, node: u32, back: u32, sender: u32, m: MsgRef, now: Time) {
         self.messages[m.msg as usize].receipts += 1;
         if self.partial.is_some() {
             self.partial_full_copy(node, m.msg);
@@ -121,7 +153,7 @@ impl Simulation {
         let hop = m.hop.saturating_add(1);
         if let Some(seen) = seen {
             self.count_duplicate(m.msg, seen);
-            self.score_duplicate(back, m.msg, seen);
+            self.score_duplicate(back, m.msg, seen, now);
             return;
         }
         if !self.queue_for_validation(node, back, sender, m.msg, hop) {
@@ -152,9 +184,11 @@ impl Simulation {
             self.count_drop(node, sender, Kind::Payload, "validation-queue-full");
             return true;
         }
-        let done = now.max(state.cpu_free) + cpu;
-        state.cpu_free = done;
         state.cpu_pending += 1;
+        // validation.go:validateWorker: the check runs on the host's cores, behind the
+        // work already queued there.
+        let done = self.cpu.run(node, now, cpu);
+        let state = &mut self.nodes[node as usize];
         state.validating.entry(msg).or_default().push(back);
         let event = Event::Validated {
             node,
@@ -215,8 +249,7 @@ impl Simulation {
 
     /// A copy after the first counts for the sender's mesh deliveries (P3) if it came
     /// within the delivery window of the first's validation.
-    fn score_duplicate(&mut self, back: u32, msg: u32, seen: Seen) {
-        let now = self.now();
+    fn score_duplicate(&mut self, back: u32, msg: u32, seen: Seen, now: Time) {
         let topic = self.messages[msg as usize].topic;
         let validated = seen.expire - self.proto.seen_ttl_ns;
         if let Some(scores) = &mut self.router.scores {
@@ -331,7 +364,10 @@ impl Simulation {
         state.seen.clear();
     }
 
-    /// The workload publishes `msg` at its publisher.
+    /// The workload publishes `msg` at its publisher. The publication's time is now,
+    /// when the application calls `Publish`; with a publishing cost the message leaves
+    /// once the publisher's host has signed it (`topic.go:Publish` signs, `sign.go:
+    /// signMessage`, before `validation.go:PushLocal` hands it to the router).
     pub(crate) fn publish(&mut self, msg: u32) {
         let now = self.now();
         let publisher = self.messages[msg as usize].publisher;
@@ -342,6 +378,22 @@ impl Simulation {
         if let Some(aggregates) = &mut self.out.aggregates {
             let topic = self.messages[msg as usize].topic;
             aggregates.published(msg, publisher, now, topic);
+        }
+        let cost = self.cpu.costs.per_publish_ns;
+        if cost > 0 {
+            let done = self.cpu.run(publisher, now, cost);
+            self.queue.push(done, publisher, Event::Signed { msg });
+            return;
+        }
+        self.signed(msg);
+    }
+
+    /// `msg` is ready to leave its publisher: mark it seen and send it.
+    pub(crate) fn signed(&mut self, msg: u32) {
+        let now = self.now();
+        let publisher = self.messages[msg as usize].publisher;
+        if self.is_down(publisher) {
+            return;
         }
         self.sweep_seen(publisher);
         let expire = now + self.proto.seen_ttl_ns;

@@ -8,6 +8,7 @@ use crate::output::DropKey;
 use crate::queue::Event;
 use crate::rpc::{Control, Kind, KIND_COUNT};
 use crate::sim::Simulation;
+use crate::transport::Writer;
 
 impl Simulation {
     /// Hand RPC `rpc` to `sender`'s outbound queue for `link`: it is sized, counted and
@@ -43,6 +44,94 @@ impl Simulation {
         if let Some(per_message) = &mut self.out.message_traffic {
             per_message.count(r, &self.wire, &self.messages);
         }
+        if self.cpu.charges_sending() {
+            self.queue_for_writer(sender, link, rpc, urgent);
+            return;
+        }
+        self.hand_to_transport(sender, link, rpc, urgent);
+    }
+
+    /// Writing costs CPU: the RPC waits for `link`'s writer, which encodes one RPC at a
+    /// time on the sender's host (`comm.go:handleSendingMessages` pops the next RPC only
+    /// when `writeRPC` returned), so a busy host's writers fall behind and the queues
+    /// behind them fill up and overflow.
+    fn queue_for_writer(&mut self, sender: u32, link: u32, rpc: u32, urgent: bool) {
+        let now = self.now();
+        let writer = self.transport.links[link as usize]
+            .writer
+            .get_or_insert_with(Box::default);
+        if writer.encoding.is_empty()
+            && !writer.wake
+            && writer.writing.is_none()
+            && writer.writer_free <= now
+        {
+            self.write_now(sender, link, rpc, urgent); // an idle writer takes it at once
+            return;
+        }
+        writer.push_for_writer(rpc, urgent);
+        self.run_writer(sender, link);
+    }
+
+    /// Let `link`'s writer take what it can now. With an unlimited uplink an encoded RPC
+    /// leaves when its encoding ends, computed now (no event); else an `Encoded` event
+    /// hands it to the transport then. A writer still busy wakes up when it is free.
+    fn run_writer(&mut self, sender: u32, link: u32) {
+        let now = self.now();
+        loop {
+            let queue = self.writer(link);
+            if queue.wake || queue.writing.is_some() || queue.encoding.is_empty() {
+                return; // an event will come, or nothing to do
+            }
+            if queue.writer_free > now {
+                queue.wake = true;
+                let at = queue.writer_free;
+                self.queue.push(at, sender, Event::Encoded { link });
+                return;
+            }
+            let (rpc, urgent) = queue.pop_for_writer().expect("checked non-empty");
+            if !self.write_now(sender, link, rpc, urgent) {
+                return;
+            }
+        }
+    }
+
+    /// The writer encodes `rpc` from now. Returns true if the RPC has left (unlimited
+    /// uplink) and the writer may take the next one.
+    fn write_now(&mut self, sender: u32, link: u32, rpc: u32, urgent: bool) -> bool {
+        let now = self.now();
+        let cost = self.cpu.send_cost(self.rpcs.get(rpc).total_bytes());
+        let done = self.cpu.run(sender, now, cost);
+        self.writer(link).writer_free = done;
+        if self.net.upload_bps(sender) == 0 {
+            self.depart_at(sender, link, rpc, now, done);
+            return true;
+        }
+        self.writer(link).writing = Some((rpc, urgent));
+        self.queue.push(done, sender, Event::Encoded { link });
+        false
+    }
+
+    fn writer(&mut self, link: u32) -> &mut Writer {
+        self.transport.links[link as usize]
+            .writer
+            .as_mut()
+            .expect("a link with CPU work has a writer")
+    }
+
+    /// `link`'s writer finished encoding an RPC (on to the transport) or is free again.
+    pub(crate) fn encoded(&mut self, link: u32) {
+        let sender = self.links.owner[link as usize];
+        let queue = self.writer(link);
+        queue.wake = false;
+        if let Some((rpc, urgent)) = queue.writing.take() {
+            self.hand_to_transport(sender, link, rpc, urgent);
+        }
+        self.run_writer(sender, link);
+    }
+
+    /// Hand an RPC ready to go to `link`'s transport (or straight onto the link when the
+    /// uplink is unlimited).
+    fn hand_to_transport(&mut self, sender: u32, link: u32, rpc: u32, urgent: bool) {
         if self.net.upload_bps(sender) == 0 {
             self.depart(sender, link, rpc, self.now());
             return;
@@ -107,6 +196,11 @@ impl Simulation {
     /// The RPC's last byte left the sender now (its first at `started`): schedule its
     /// arrival (unless a fault loses it).
     fn depart(&mut self, sender: u32, link: u32, rpc: u32, started: Time) {
+        self.depart_at(sender, link, rpc, started, self.now());
+    }
+
+    /// Like `depart`, for an RPC whose last byte leaves at `sent` (now or later).
+    fn depart_at(&mut self, sender: u32, link: u32, rpc: u32, started: Time, sent: Time) {
         if self.is_down(sender) || self.partitioned(link) {
             let peer = self.links.peer[link as usize];
             let reason = if self.is_down(sender) {
@@ -121,9 +215,7 @@ impl Simulation {
         }
         let bytes = self.rpcs.get(rpc).total_bytes();
         let latency = self.links.latency[link as usize];
-        let arrival = self
-            .net
-            .propagate(started, self.now(), link, latency, bytes);
+        let arrival = self.net.propagate(started, sent, link, latency, bytes);
         let receiver = self.links.peer[link as usize];
         let event = if self.net.has_downlink_limit(receiver) {
             Event::Arrive { link, rpc }

@@ -3,6 +3,7 @@
 
 use crate::aggregate::Aggregates;
 use crate::config::{Config, Misbehaviour, OutputMode};
+use crate::cpu::Cpu;
 use crate::error::EngineError;
 use crate::inputs::{EdgeProperties, Message, Schedule};
 use crate::links::Links;
@@ -87,7 +88,13 @@ impl Simulation {
             actions: Vec::new(),
             dials: Vec::new(),
             out: output(config, schedule),
-            cpu_per_message: config.network.cpu_per_message_ns.clone(),
+            cpu_per_message: config
+                .network
+                .cpu_per_message_ns
+                .iter()
+                .map(|c| c + config.cpu.per_copy_ns)
+                .collect(),
+            cpu: Cpu::new(&config.cpu, n, config.seed),
             subscriptions_change: !config.subscription_changes.is_empty(),
             invalid_senders: invalid.is_some(),
             invalid_size: invalid.map_or(0, |a| a.spam_size),

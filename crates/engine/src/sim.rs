@@ -8,6 +8,7 @@
 
 use crate::aggregate::AggregateTables;
 use crate::config::{LatencyModel, Placement, ProtocolConfig, Time};
+use crate::cpu::Cpu;
 pub use crate::inputs::{EdgeProperties, Message, Schedule};
 use crate::links::Links;
 use crate::network::{Network, Partition};
@@ -42,6 +43,8 @@ pub struct Simulation {
     pub(crate) wire: WireSizes,
     pub(crate) out: Output,
     pub(crate) cpu_per_message: Vec<Time>,
+    /// Hosts, cores and the CPU costs of receiving, sending and publishing.
+    pub(crate) cpu: Cpu,
     /// Some adversary sends invalid messages, of this many payload bytes.
     pub(crate) invalid_senders: bool,
     pub(crate) invalid_size: u32,
@@ -132,11 +135,7 @@ impl Simulation {
     /// Process every event up to and including `until` (capped at the run's end).
     pub fn run_until(&mut self, until: Time) {
         let until = until.min(self.end);
-        while let Some(t) = self.queue.peek_time() {
-            if t > until {
-                break;
-            }
-            let (_, event) = self.queue.pop().expect("peeked");
+        while let Some((_, event)) = self.queue.pop_due(until) {
             self.dispatch(event);
         }
     }
@@ -154,7 +153,16 @@ impl Simulation {
                 self.queue
                     .push(done, receiver, Event::Receive { link, rpc });
             }
-            Event::Receive { link, rpc } => self.receive(link, rpc),
+            Event::Receive { link, rpc } => {
+                if self.cpu.charges_receiving() {
+                    self.decode(link, rpc);
+                } else {
+                    self.receive(link, rpc);
+                }
+            }
+            Event::Decoded { link, rpc } => self.receive(link, rpc),
+            Event::Encoded { link } => self.encoded(link),
+            Event::Signed { msg } => self.signed(msg),
             Event::UplinkDone { node } => self.uplink_done(node),
             Event::Validated {
                 node,

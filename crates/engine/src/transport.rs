@@ -58,6 +58,48 @@ pub struct LinkQueue {
     /// GRAFT/PRUNE of dropped RPCs, waiting for the next RPC or heartbeat.
     /// Boxed: it is rare, and links are many (100,000 nodes have millions of them).
     pub(crate) stash: Option<Box<Control>>,
+    /// The writer, when writing costs CPU (boxed: links are many, and most runs have
+    /// no such cost).
+    pub(crate) writer: Option<Box<Writer>>,
+}
+
+/// A connection's writer goroutine, when writing costs CPU.
+#[derive(Default)]
+pub struct Writer {
+    /// RPCs (and whether urgent) waiting for the writer, urgent ones first; they count
+    /// against the queue's limit.
+    pub(crate) encoding: VecDeque<(u32, bool)>,
+    /// Urgent RPCs at the front of `encoding`.
+    pub(crate) encoding_urgent: u32,
+    /// The RPC the writer is encoding for a limited uplink (popped from the queue, as
+    /// go's writer holds it); with an unlimited one it has already left.
+    pub(crate) writing: Option<(u32, bool)>,
+    /// When the writer has finished encoding what it took.
+    pub(crate) writer_free: Time,
+    /// An `Encoded` event is due for this writer.
+    pub(crate) wake: bool,
+}
+
+impl Writer {
+    /// Queue `rpc` for the writer: an urgent one behind the urgent ones waiting.
+    pub fn push_for_writer(&mut self, rpc: u32, urgent: bool) {
+        if urgent {
+            self.encoding
+                .insert(self.encoding_urgent as usize, (rpc, urgent));
+            self.encoding_urgent += 1;
+        } else {
+            self.encoding.push_back((rpc, urgent));
+        }
+    }
+
+    /// The writer takes the next RPC, if any.
+    pub fn pop_for_writer(&mut self) -> Option<(u32, bool)> {
+        let next = self.encoding.pop_front()?;
+        if next.1 {
+            self.encoding_urgent -= 1;
+        }
+        Some(next)
+    }
 }
 
 impl LinkQueue {
@@ -123,10 +165,12 @@ impl Transport {
         }
     }
 
-    /// RPCs waiting in `link`'s outbound queue, not counting those the transport took.
+    /// RPCs waiting in `link`'s outbound queue, not counting those the transport took
+    /// nor the one its writer is encoding.
     pub fn waiting(&self, link: u32) -> usize {
         let q = &self.links[link as usize];
-        q.rpcs.len() - q.handed as usize
+        let writer = q.writer.as_ref().map_or(0, |w| w.encoding.len());
+        q.rpcs.len() - q.handed as usize + writer
     }
 
     /// Bytes the uplink writes for the head RPC of `link` before serving another.

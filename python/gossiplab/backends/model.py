@@ -36,6 +36,7 @@ from gossiplab.geography import (
     place_nodes,
 )
 from gossiplab.scenario import Scenario
+from gossiplab.scenario.cpu import engine_cpu
 from gossiplab.topology import Topology
 from gossiplab.workload import Schedule
 
@@ -189,6 +190,7 @@ def engine_config(
             "measure_from_ns": s.workload.warmup,
             "message_lifetime_ns": message_lifetime_ns(s),
         },
+        "cpu": engine_cpu(s.cpu),
         **engine_faults(s, nodes),
     }
 

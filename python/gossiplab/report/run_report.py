@@ -26,6 +26,7 @@ from gossiplab.analysis.results import (
     write_summary,
 )
 from gossiplab.analysis.tables import RunTables
+from gossiplab.report.cpu_line import cpu_line
 from gossiplab.report.pages import Block, Code, Figure, Section, Table, Text, render_page
 from gossiplab.report.partial_section import partial_blocks
 from gossiplab.report.plots import DROPS, PARTIAL, Plot, render_all
@@ -61,7 +62,7 @@ def render_report(
     html = render_page(
         f"gossiplab — {name}",
         _sections(summary, plots, scenario),
-        header=_header(summary),
+        header=_header(summary, scenario, results_dir),
         intro=_description(scenario),
     )
     path = results_dir / REPORT_FILE
@@ -217,17 +218,21 @@ def _description(scenario: str) -> str:
     return description.strip() if isinstance(description, str) else ""
 
 
-def _header(summary: Mapping[str, Any]) -> list[tuple[str, str]]:
+def _header(summary: Mapping[str, Any], scenario: str, folder: Path) -> list[tuple[str, str]]:
     run, messages = summary["run"], summary["messages"]
     published = f"{messages['published']:,}"
     if messages["excluded_in_warmup"]:
         published += f" ({messages['excluded_in_warmup']:,} in warm-up, excluded)"
+    # The model charges only the CPU the scenario sets: say which, per hop.
+    line = cpu_line(scenario, folder) if run.get("backend") == "model" else None
+    cpu = [("CPU per hop", line)] if line else []
     return [
         ("Scenario", str(run.get("scenario_name", NO_VALUE))),
         ("Backend", str(run.get("backend", NO_VALUE))),
         ("Seed", str(run.get("seed", NO_VALUE))),
         ("Nodes", _number(run.get("nodes"))),
         ("Messages", published),
+        *cpu,
         ("Wall time", _number(run.get("wall_time_s"), 1, unit=" s")),
         ("Scenario hash", str(run.get("scenario_hash", NO_VALUE))),
     ]

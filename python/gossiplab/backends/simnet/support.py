@@ -112,6 +112,11 @@ def notes(s: Scenario) -> list[str]:
             "network.cpu_per_message is not charged: in virtual time the real nodes' CPU "
             "work takes no time"
         )
+    if s.cpu.charges() or s.cpu.nodes_per_host > 1:
+        found.append(
+            "[cpu] (hosts, cores, costs) is the model's: in virtual time the real nodes' CPU "
+            "work takes no time"
+        )
     if _changed(s, "initial_window"):
         found.append(
             "network.initial_window is the model's TCP window; simnet runs QUIC with "

@@ -103,6 +103,11 @@ def notes(s: Scenario) -> list[str]:
             "network.cpu_per_message is not added: real nodes pay their real CPU cost "
             "(see summary run.testbed.nodes)"
         )
+    if s.cpu.charges() or s.cpu.nodes_per_host > 1:
+        found.append(
+            "[cpu] (hosts, cores, costs) is the model's: real nodes share this machine's "
+            "cores and pay their real CPU cost (see summary run.testbed.nodes)"
+        )
     p = s.protocol
     found.extend(go_fixed_notes(s))
     if p.heartbeat != parse_duration("1s") and p.prune_backoff:

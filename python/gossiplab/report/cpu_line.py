@@ -1,0 +1,57 @@
+"""One line for the report: which CPU costs the model charged per hop."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+from gossiplab.errors import GossiplabError
+from gossiplab.scenario import Scenario, parse_scenario
+
+NS_PER_US = 1_000
+
+
+def _us(ns: int) -> str:
+    return f"{ns / NS_PER_US:,.3g} µs"
+
+
+def _step(name: str, per_item: int, item: str, per_kb: int = 0) -> str | None:
+    if not per_item and not per_kb:
+        return None
+    parts = [f"{_us(per_item)}/{item}"] if per_item else []
+    if per_kb:
+        parts.append(f"{_us(per_kb)}/kB")
+    return f"{name} {' + '.join(parts)}"
+
+
+def cpu_per_hop(s: Scenario) -> str:
+    """What one hop costs in CPU in the model, in one line."""
+    cpu, net = s.cpu, s.network
+    if any(c.cpu_per_message != net.cpu_per_message for c in net.classes):
+        validate = "validate: per node class"
+    else:
+        validate = _step("validate", cpu.per_copy + net.cpu_per_message, "copy")
+    steps = [
+        _step("write", cpu.per_rpc_sent, "RPC", cpu.per_kb_sent),
+        _step("read", cpu.per_rpc_received, "RPC", cpu.per_kb_received),
+        validate,
+    ]
+    charged = [step for step in steps if step]
+    if not charged:
+        return "none: no CPU cost is set ([cpu], network.cpu_per_message)"
+    line = ", ".join(charged)
+    if cpu.per_publish:
+        line += f"; publish {_us(cpu.per_publish)}"
+    if cpu.sigma:
+        line += f"; lognormal, σ = {cpu.sigma:g}"
+    hosts = "own host" if cpu.nodes_per_host == 1 else f"{cpu.nodes_per_host:,} nodes per host"
+    cores = "1 core" if cpu.cores == 1 else f"{cpu.cores} cores"
+    return f"{line}; {hosts}, {cores}"
+
+
+def cpu_line(scenario_toml: str, base_dir: Path) -> str | None:
+    """The line for a resolved scenario, or None if it does not parse (an older folder)."""
+    try:
+        return cpu_per_hop(parse_scenario(tomllib.loads(scenario_toml), base_dir))
+    except (tomllib.TOMLDecodeError, GossiplabError):
+        return None

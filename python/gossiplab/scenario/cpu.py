@@ -1,0 +1,85 @@
+"""[cpu]: hosts with cores their nodes share, and what CPU work costs (the model's).
+
+The engine places each cost where go-libp2p-pubsub v0.17.0 spends it
+(`crates/engine/src/cpu.rs`): reading an RPC in the peer's reading goroutine, validating
+a copy in the validation pipeline, writing an RPC in the peer's writer goroutine (one at
+a time, so a busy host's 32-RPC outbound queues overflow), signing a publication.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from gossiplab.scenario.base import MAX_U32, Section
+from gossiplab.units import Duration
+
+US = 1_000
+
+# Costs measured on real go-libp2p v0.51.0 / go-libp2p-pubsub v0.17.0 nodes (TCP, noise,
+# yamux) on this project's 2-core machine: docs/network-calibration.md, "CPU costs".
+# `per_copy` depends on the signing policy: without signatures nothing is verified.
+MEASURED: dict[str, int] = {
+    "per_rpc_received": 48 * US,
+    "per_kb_received": 6 * US,
+    "per_rpc_sent": 48 * US,
+    "per_kb_sent": 6 * US,
+    "per_publish": 29 * US,
+}
+MEASURED_PER_COPY = {"strict-sign": 84 * US, "strict-no-sign": 0}
+COST_FIELDS = (
+    "per_copy",
+    "per_rpc_received",
+    "per_kb_received",
+    "per_rpc_sent",
+    "per_kb_sent",
+    "per_publish",
+)
+
+
+class CpuConfig(Section):
+    # "measured": every cost not given is the one measured on real nodes (see MEASURED).
+    costs: Literal["none", "measured"] = "none"
+    # Consecutive node ids share a host; the host's cores serve its nodes' work in turn.
+    nodes_per_host: int = Field(default=1, ge=1, le=MAX_U32)
+    cores: int = Field(default=1, ge=1, le=1024)
+    # Each validated copy (signature check, validators); added to network.cpu_per_message.
+    per_copy: Duration = 0
+    per_rpc_received: Duration = 0
+    per_kb_received: Duration = 0  # per 1000 bytes read (decryption, framing)
+    per_rpc_sent: Duration = 0
+    per_kb_sent: Duration = 0  # per 1000 bytes written (encryption, framing)
+    per_publish: Duration = 0  # signing, plus the application's own work (e.g. a proof)
+    # Each cost is a mean; sigma > 0 draws every piece of work from a lognormal of that mean.
+    sigma: float = Field(default=0.0, ge=0, le=5)
+
+    def charges(self) -> bool:
+        return any(getattr(self, name) for name in COST_FIELDS)
+
+
+def fill_measured(data: dict[str, Any]) -> dict[str, Any]:
+    """A scenario's raw data with `cpu.costs = "measured"` written out as the costs."""
+    cpu = data.get("cpu")
+    if not isinstance(cpu, dict) or cpu.get("costs") != "measured":
+        return data
+    protocol = data.get("protocol") if isinstance(data.get("protocol"), dict) else {}
+    signing = protocol.get("signing", "strict-sign")
+    measured = {name: f"{ns}ns" for name, ns in MEASURED.items()}
+    per_copy = MEASURED_PER_COPY.get(signing, MEASURED_PER_COPY["strict-sign"])
+    return {**data, "cpu": {**measured, "per_copy": f"{per_copy}ns", **cpu}}
+
+
+def engine_cpu(cpu: CpuConfig) -> dict[str, Any]:
+    """The engine's `cpu` section (crates/engine/src/config.rs CpuConfig)."""
+    return {
+        "nodes_per_host": cpu.nodes_per_host,
+        "cores": cpu.cores,
+        "per_copy_ns": cpu.per_copy,
+        "per_rpc_received_ns": cpu.per_rpc_received,
+        "per_kb_received_ns": cpu.per_kb_received,
+        "per_rpc_sent_ns": cpu.per_rpc_sent,
+        "per_kb_sent_ns": cpu.per_kb_sent,
+        "per_publish_ns": cpu.per_publish,
+        "sigma": cpu.sigma,
+    }

@@ -1,0 +1,101 @@
+"""[cpu]: the schema, what reaches the engine, the report's line, and the overload cliff."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gossiplab.backends.model import engine_config
+from gossiplab.backends.simnet import support as simnet_support
+from gossiplab.backends.testbed import support as testbed_support
+from gossiplab.errors import ScenarioError
+from gossiplab.report.cpu_line import cpu_per_hop
+from gossiplab.runner import run
+from gossiplab.scenario import parse_scenario
+from gossiplab.scenario.cpu import MEASURED, MEASURED_PER_COPY
+
+HERE = Path(__file__).parent
+
+
+def test_measured_costs_follow_the_signing_policy_and_yield_to_given_ones() -> None:
+    signed = parse_scenario({"cpu": {"costs": "measured"}}, HERE).cpu
+    assert signed.per_copy == MEASURED_PER_COPY["strict-sign"] > 0
+    assert signed.per_rpc_sent == MEASURED["per_rpc_sent"]
+    unsigned = parse_scenario(
+        {
+            "cpu": {"costs": "measured", "per_publish": "1ms"},
+            "protocol": {"signing": "strict-no-sign", "message_id": "ethereum"},
+        },
+        HERE,
+    ).cpu
+    assert unsigned.per_copy == 0, "nothing to verify without signatures"
+    assert unsigned.per_publish == 1_000_000
+
+
+def test_the_engine_gets_hosts_cores_and_costs_in_nanoseconds() -> None:
+    s = parse_scenario({"cpu": {"nodes_per_host": 4, "cores": 2, "per_kb_sent": "3us"}}, HERE)
+    cpu = engine_config(s, 8, 10**9)["cpu"]
+    assert (cpu["nodes_per_host"], cpu["cores"], cpu["per_kb_sent_ns"]) == (4, 2, 3000)
+    assert cpu["per_rpc_sent_ns"] == 0
+
+
+@pytest.mark.parametrize(
+    ("cpu", "path"), [({"cores": 0}, "cpu.cores"), ({"sigma": -1}, "cpu.sigma")]
+)
+def test_bad_values_name_the_field(cpu: dict[str, object], path: str) -> None:
+    with pytest.raises(ScenarioError) as err:
+        parse_scenario({"cpu": cpu}, HERE)
+    assert path in str(err.value)
+
+
+def test_real_backends_say_the_cpu_model_is_the_models() -> None:
+    s = parse_scenario({"cpu": {"costs": "measured", "nodes_per_host": 40, "cores": 2}}, HERE)
+    assert any(n.startswith("[cpu]") for n in testbed_support.notes(s))
+    assert any(n.startswith("[cpu]") for n in simnet_support.notes(s))
+    assert not any(n.startswith("[cpu]") for n in testbed_support.notes(parse_scenario({}, HERE)))
+
+
+def test_the_report_line_names_every_cost_charged() -> None:
+    s = parse_scenario(
+        {
+            "network": {"cpu_per_message": "100us"},
+            "cpu": {"per_copy": "50us", "per_rpc_sent": "48us", "per_kb_sent": "6us"},
+        },
+        HERE,
+    )
+    assert cpu_per_hop(s) == "write 48 µs/RPC + 6 µs/kB, validate 150 µs/copy; own host, 1 core"
+    assert cpu_per_hop(parse_scenario({}, HERE)).startswith("none")
+
+
+def test_past_saturation_a_shared_host_drops_in_its_outbound_queues(tmp_path: Path) -> None:
+    # 20 nodes on one 1-core host, 1000-byte signed messages at the measured costs: a
+    # message costs about 20 × 4 copies × ~0.11 ms ≈ 9 ms of the core (DESIGN's 2,000
+    # nodes × msg/s on a host whose nodes got about one core), so 50 msg/s (1,000) is
+    # below saturation and 200 msg/s (4,000) far past it, where the writers fall behind.
+    def point(rate: int) -> dict[str, int]:
+        data = {
+            "name": f"cliff-{rate}",
+            "topology": {"kind": "barabasi-albert", "nodes": 20, "m": 4},
+            "network": {"latency": "10ms"},
+            "cpu": {"costs": "measured", "nodes_per_host": 20, "cores": 1},
+            "workload": {"rate": f"{rate}/s", "duration": "3s", "warmup": "2s", "cooldown": "2s"},
+        }
+        summary = run(parse_scenario(data, tmp_path), tmp_path / str(rate)).summary
+        by_kind = summary["drops"]["by_kind"].get("payload", {})
+        return {reason: int(count) for reason, count in by_kind.items()}
+
+    assert point(50) == {}
+    past = point(200)
+    assert past.get("outbound-queue-full", 0) > past.get("validation-queue-full", 0) > 0
+
+
+def test_a_model_report_says_which_cpu_it_charged(tmp_path: Path) -> None:
+    data = {
+        "topology": {"kind": "line", "nodes": 3},
+        "cpu": {"per_copy": "50us"},
+        "workload": {"messages": 2, "warmup": "0s", "cooldown": "1s"},
+    }
+    result = run(parse_scenario(data, tmp_path), tmp_path / "run")
+    page = result.report.read_text(encoding="utf-8")
+    assert "CPU per hop" in page and "validate 50 µs/copy; own host, 1 core" in page
