@@ -26,11 +26,13 @@ use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
 
 use crate::config::{Config, ProtocolConfig, Router as Kind, Signing, Time, Version};
+use crate::control::Control;
 use crate::inputs::Message;
 use crate::links::Links;
 use crate::node::NodeState;
 use crate::outbox::Outbox;
 use crate::rng::Rng;
+use crate::rpc::MsgRef;
 pub(crate) use lazy::Announced;
 use mcache::MessageCache;
 pub(crate) use peers::PeerLinks;
@@ -301,6 +303,12 @@ impl Router {
             }
             if route == Route::Mesh && !direct && self.announce_instead(cx, own) {
                 self.send_announce(cx, link, msg);
+                continue;
+            }
+            // v1.0 holds gossip for the next RPC to the peer, a forward included.
+            if !self.nodes[cx.node as usize].pending_ihave.is_empty() {
+                let msgs = [MsgRef { msg, hop }];
+                self.send_with_held_gossip(cx, link, &msgs, Control::default());
                 continue;
             }
             cx.out.send_message(link, msg, hop);
