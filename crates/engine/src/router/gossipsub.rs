@@ -147,7 +147,7 @@ impl Router {
     pub fn handle_control(&mut self, cx: &mut Ctx, link: u32, control: &Control) {
         let iwant = self.handle_ihave(cx, link, control);
         let mut served = self.handle_iwant(cx, link, &control.iwant);
-        served.extend(self.handle_ineed(cx, &control.ineed));
+        served.extend(self.handle_ineed(cx, link, &control.ineed));
         let (refused, do_px) = self.handle_graft(cx, link, &control.graft);
         self.handle_iannounce(cx, link, &control.iannounce);
         self.handle_prune(cx, link, &control.prune);

@@ -296,12 +296,13 @@ impl Router {
             if Some(link) == from || cx.links.peer[link as usize] == author {
                 continue;
             }
-            // Direct peers always get the full message, IDONTWANT or not.
+            // IDONTWANT never spares a direct peer (go's `rpcs`, the fork's `Publish`); in
+            // 2.0 a direct peer tosses the announce coin as a mesh peer does.
             let direct = self.is_direct(link);
             if route != Route::Flood && !direct && self.unwanted(cx, link, msg) {
                 continue;
             }
-            if route == Route::Mesh && !direct && self.announce_instead(cx, own) {
+            if self.may_announce(cx, route, topic, link, direct) && self.announce_instead(cx, own) {
                 self.send_announce(cx, link, msg);
                 continue;
             }
