@@ -106,3 +106,41 @@ fn an_iannounce_beside_a_prune_is_still_taken() {
     assert_eq!(sim.traffic(1)[Kind::Ineed as usize].msgs_sent, 1);
     assert_eq!(sim.output().deliveries.len(), 1);
 }
+
+#[test]
+fn an_iwant_reply_above_one_mib_goes_out_in_parts() {
+    // go v0.17.0 `sendRPC` splits an RPC above 1 MiB (`pubsub.go:split`): messages packed
+    // in order up to the limit, so an IWANT reply of three 500,000 B messages is two
+    // RPCs, {0, 1} (about 1,000,100 B) and {2}, and node 1 has the first two once the
+    // first part is read. Node 0's uplink is 8 Mbit/s (1 B/us), so the third arrives
+    // one part's serialization (about 500 ms) later; unsplit, all three would arrive
+    // together. Version 1.0 (v0.1.1) does not split.
+    for (version, gap_ms) in [("1.1", 490..=520), ("1.0", 0..=0)] {
+        let patch = json!({"protocol": {"version": version, "D": 0, "D_lo": 0, "D_out": 0,
+            "D_score": 0, "D_announce": 0},
+            "network": {"upload_bps": [8_000_000, 0]}});
+        let c = config(2, "gossipsub", 10 * MS, 40 * S, 1, patch);
+        let schedule = messages(0, 3 * S, 0, 3, 500_000);
+        let mut sim = Simulation::new(&c, &line(2), &schedule).unwrap();
+        sim.run_until(3 * S + 100 * MS);
+        let want = Control {
+            iwant: vec![0, 1, 2],
+            ..Control::default()
+        };
+        sim.inject(1, 0, want);
+        sim.run();
+        let d = &sim.output().deliveries;
+        let at = |m: u32| {
+            (0..d.len())
+                .find(|&i| d.msg[i] == m)
+                .map(|i| d.t_ns[i] as u64)
+        };
+        let (t0, t1, t2) = (at(0).unwrap(), at(1).unwrap(), at(2).unwrap());
+        assert_eq!(t0, t1, "version {version}: the first two come together");
+        let gap = (t2 - t0) / MS;
+        assert!(
+            gap_ms.contains(&gap),
+            "version {version}: third {gap} ms later"
+        );
+    }
+}
