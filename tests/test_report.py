@@ -193,3 +193,27 @@ def test_a_headline_that_hides_losses_is_flagged_and_timed_over_all_messages(
     assert re.findall(r"<td[^>]*>([^<]*)</td>", row.group(1)) == ["40.00", *["never"] * 4]
     clean = write_results(tmp_path / "full", full, SCENARIO, run_info()) / "report.html"
     assert "Warning:" not in clean.read_text()
+
+
+def test_measured_traffic_and_copies_back_to_the_publisher_are_shown(tmp_path: Path) -> None:
+    # Message 1 came back to its publisher twice; message 0 is in the warm-up (50 ms), so
+    # the measured traffic is message 1's alone: 4 payload copies of 110 B and 3 IHAVE ids
+    # of 20 B.
+    tables = run_tables()
+    publishes = tables.publishes.with_columns(
+        publisher_duplicates=pl.Series([0, 2], dtype=pl.UInt32)
+    )
+    per_message = from_rows(
+        "message_traffic",
+        [(0, "payload", 4, 400), (1, "payload", 4, 440), (1, "ihave", 3, 60)],
+    )
+    tables = dataclasses.replace(tables, publishes=publishes, message_traffic=per_message)
+    info = {**run_info(), "warmup_ns": 10 * MS}
+    text = (write_results(tmp_path / "run", tables, SCENARIO, info) / "report.html").read_text()
+    assert "Copies back to their publishers: 2." in text
+    assert "Traffic that names one of the 1 measured messages" in text
+    cells = re.findall(r"<td[^>]*>([^<]*)</td>", text.split("Traffic that names one of the")[1])
+    assert cells[:6] == ["payload", "4", "440 B", "ihave", "3", "60 B"]
+    assert ["all", "", "500 B"] in [cells[i : i + 3] for i in range(len(cells) - 2)]
+    plain = write_results(tmp_path / "plain", run_tables(), SCENARIO, run_info())
+    assert "Traffic of the measured messages" not in (plain / "report.html").read_text()

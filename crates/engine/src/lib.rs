@@ -36,6 +36,7 @@ mod seen;
 mod send;
 mod setup;
 pub mod sim;
+mod split;
 mod topics;
 pub mod transport;
 pub mod wire;

@@ -63,9 +63,4 @@ impl NodeState {
     pub fn misbehaves(&self, m: Misbehaviour) -> bool {
         self.misbehaviour.as_ref().is_some_and(|a| a.behaviour == m)
     }
-
-    /// The message is known in any state: seen, or a copy in validation.
-    pub fn knows(&self, msg: u32) -> bool {
-        self.seen.contains_key(&msg) || self.validating.contains_key(&msg)
-    }
 }

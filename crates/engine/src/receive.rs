@@ -74,9 +74,6 @@ impl Simulation {
         }
         if let Some(control) = control.filter(|_| self.router.is_gossipsub()) {
             self.with_router(receiver, |router, cx| {
-                router.handle_announcements(cx, back, &control);
-            });
-            self.with_router(receiver, |router, cx| {
                 router.handle_control(cx, back, &control);
             });
         }

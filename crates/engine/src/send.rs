@@ -9,6 +9,7 @@ use crate::queue::Event;
 use crate::rpc::{Control, Kind, KIND_COUNT};
 use crate::sim::Simulation;
 use crate::transport::Writer;
+use crate::split::MAX_RPC_BYTES;
 
 impl Simulation {
     /// Hand RPC `rpc` to `sender`'s outbound queue for `link`: it is sized, counted and
@@ -34,6 +35,14 @@ impl Simulation {
                 .get(m as usize)
                 .map_or(u64::from(invalid_size), |info| u64::from(info.size))
         });
+        if self.rpcs.get(rpc).total_bytes() > MAX_RPC_BYTES {
+            if let Some(parts) = self.split_oversized(rpc) {
+                for part in parts {
+                    self.enqueue(sender, link, part, urgent);
+                }
+                return;
+            }
+        }
         if self.transport.waiting(link) >= self.proto.peer_outbound_queue {
             self.drop_rpc(sender, link, rpc);
             return;

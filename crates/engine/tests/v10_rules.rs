@@ -7,6 +7,7 @@ use common::*;
 use gossiplab_engine::Simulation;
 use serde_json::json;
 
+const PAYLOAD: usize = 0;
 const IHAVE: usize = 1;
 const PRUNE: usize = 4;
 
@@ -36,6 +37,45 @@ fn version_1_0_leaves_regraft_next_heartbeat() {
         let pruned = sim.traffic(0)[PRUNE].msgs_sent - before;
         assert_eq!(pruned, expected, "version {version}");
     }
+}
+
+#[test]
+fn version_1_0_held_gossip_rides_on_the_next_forward() {
+    // H(0)-Y(1), 1 ms, D 1, D_lo 0: Y is pruned at 1 s and nobody grafts again, so
+    // H's messages (one every 100 ms from 2 s) go nowhere and sit in its cache. At its
+    // first heartbeat h after 2 s, H gossips to D = 1 random topic peer, Y, outside its
+    // mesh; with no GRAFT or PRUNE for Y that heartbeat, v0.1.1 holds the IHAVE
+    // (`emitGossip` -> `pushGossip`). Y grafts H at h; H's next message is forwarded to
+    // Y, and `sendRPC` piggybacks the held IHAVE on it (`piggybackGossip`), well before
+    // H's next heartbeat would flush it: Y hears of every message published up to h.
+    let patch = json!({"protocol": {"version": "1.0", "D": 1, "D_lo": 0, "D_hi": 1,
+        "D_out": 0, "D_score": 0}});
+    let c = config(2, "gossipsub", MS, 10 * S, 1, patch);
+    let schedule = messages(0, 2 * S, 100 * MS, 30, 1000);
+    let mut sim = Simulation::new(&c, &line(2), &schedule).unwrap();
+    sim.run_until(S);
+    sim.prune_now(0, 1, 0);
+    sim.run_until(2 * S);
+    let ticks = sim.heartbeat_ticks(0);
+    let mut t = 2 * S;
+    while sim.heartbeat_ticks(0) == ticks {
+        t += MS;
+        sim.run_until(t);
+    }
+    assert!(sim.mesh_peers(0, 0).is_empty() && sim.mesh_peers(1, 0).is_empty());
+    let h = sim.now();
+    let announced = schedule.t_intended_ns.iter().filter(|&&p| p <= h).count() as u64;
+    assert_eq!(sim.traffic(1)[IHAVE].msgs_recv, 0, "held, not sent");
+    sim.graft_now(1, 0, 0);
+    sim.run_until(h + 500 * MS);
+    assert_eq!(sim.traffic(1)[IHAVE].msgs_recv, announced);
+    assert_eq!(
+        sim.traffic(1)[IHAVE].entries_recv,
+        1,
+        "one IHAVE entry, on the forward"
+    );
+    let forwards = sim.traffic(0)[PAYLOAD].msgs_sent;
+    assert!(forwards >= 1, "H forwarded to Y after the GRAFT");
 }
 
 #[test]

@@ -27,6 +27,7 @@ from gossiplab.analysis.results import (
 )
 from gossiplab.analysis.tables import RunTables
 from gossiplab.report.cpu_line import cpu_line
+from gossiplab.report.measured import publisher_duplicates, traffic_measured
 from gossiplab.report.pages import Block, Code, Figure, Section, Table, Text, render_page
 from gossiplab.report.partial_section import partial_blocks
 from gossiplab.report.plots import DROPS, PARTIAL, Plot, render_all
@@ -83,6 +84,7 @@ def _sections(summary: Mapping[str, Any], plots: list[Plot], scenario: str) -> l
                     "there was nothing to measure (for example no fully delivered message)."
                 ),
                 Table(["metric", "value"], _headline_rows(summary)),
+                *publisher_duplicates(summary),
                 *_reach_over_all(summary),
             ],
         )
@@ -103,6 +105,7 @@ def _sections(summary: Mapping[str, Any], plots: list[Plot], scenario: str) -> l
             blocks.append(_drops_table(summary))
         sections.append(Section(title, blocks))
     sections += _testbed_sections(summary) + _simnet_sections(summary)
+    sections += traffic_measured(summary)
     sections.append(
         Section(
             "Traffic by kind",

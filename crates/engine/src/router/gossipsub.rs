@@ -153,22 +153,20 @@ impl Router {
             .collect()
     }
 
-    /// The first half of handling a received control part: what the peer on `link`
-    /// does not want and what it announces (INEEDs go out before the GRAFTs and PRUNEs
-    /// of the same RPC change the mesh).
-    pub fn handle_announcements(&mut self, cx: &mut Ctx, link: u32, control: &Control) {
-        self.handle_idontwant(cx, link, &control.idontwant);
-        self.handle_iannounce(cx, link, &control.iannounce);
-    }
-
-    /// The rest of a received control part, answered with one RPC holding IWANT
-    /// requests, served messages and PRUNEs.
+    /// A received control part, handled in go's order, then answered with one RPC
+    /// holding IWANT requests, served messages and PRUNEs. go v0.17.0 (`gossipsub.go:
+    /// HandleRPC`): IHAVE, IWANT, GRAFT, PRUNE, IDONTWANT; the v2.0 fork (`HandleRPC`,
+    /// cfecb8a): IHAVE, IWANT, INEED, GRAFT, IANNOUNCE, PRUNE, IDONTWANT. So an IWANT
+    /// is served even if the same RPC says IDONTWANT for it, and an IANNOUNCE rides in
+    /// on the GRAFT beside it (accepted from the new mesh peer) but not past a PRUNE.
     pub fn handle_control(&mut self, cx: &mut Ctx, link: u32, control: &Control) {
         let iwant = self.handle_ihave(cx, link, control);
         let mut served = self.handle_iwant(cx, link, &control.iwant);
-        served.extend(self.handle_ineed(cx, &control.ineed));
+        served.extend(self.handle_ineed(cx, link, &control.ineed));
         let (refused, do_px) = self.handle_graft(cx, link, &control.graft);
+        self.handle_iannounce(cx, link, &control.iannounce);
         self.handle_prune(cx, link, &control.prune);
+        self.handle_idontwant(cx, link, &control.idontwant);
         if iwant.is_empty() && served.is_empty() && refused.is_empty() {
             return;
         }
@@ -176,18 +174,12 @@ impl Router {
             .into_iter()
             .map(|t| self.make_prune(cx, link, t, do_px))
             .collect();
-        let ihave = if cx.at_least(Version::V1_1) {
-            Vec::new()
-        } else {
-            self.take_pending_ihave(cx.node, link)
-        };
         let reply = Control {
-            ihave,
             iwant,
             prune,
             ..Control::default()
         };
-        cx.out.send(link, &served, reply);
+        self.send_with_held_gossip(cx, link, &served, reply);
     }
 
     /// IHAVE: ask (IWANT) for unseen ids of topics we are in, within go's limits, and

@@ -7,9 +7,9 @@
 //! `heartbeat_start` (steps 1-5), `heartbeat_mesh` (steps 6-9), then, once the
 //! simulation retried GRAFT/PRUNE kept from dropped RPCs (step 10), `heartbeat_end`.
 
-use super::{Ctx, Ihave, Router};
+use super::{Ctx, Router};
 use crate::config::Version;
-use crate::rpc::{Control, Prune};
+use crate::rpc::{Control, MsgRef, Prune};
 
 /// Control parts to send to one peer at the end of a heartbeat.
 #[derive(Default)]
@@ -309,14 +309,22 @@ impl Router {
         }
     }
 
-    /// v1.0: the IHAVEs held for `link`, to piggyback on an RPC going there now
-    /// (v0.1.1's `sendRPC` -> `piggybackGossip`).
-    pub(super) fn take_pending_ihave(&mut self, node: u32, link: u32) -> Ihave {
-        let pending = &mut self.nodes[node as usize].pending_ihave;
-        match pending.iter().position(|(l, _)| *l == link) {
-            Some(i) => pending.swap_remove(i).1,
-            None => Vec::new(),
+    /// Send `msgs` and `control` in one RPC on `link`. v1.0 piggybacks the IHAVEs held
+    /// for that peer on every RPC to it (v0.1.1's `sendRPC` -> `piggybackGossip`:
+    /// forwards, IWANT replies, GRAFTs and PRUNEs alike); later versions hold none
+    /// between heartbeats (go v0.17.0 flushes them at the heartbeat's end).
+    pub(super) fn send_with_held_gossip(
+        &mut self,
+        cx: &mut Ctx,
+        link: u32,
+        msgs: &[MsgRef],
+        mut control: Control,
+    ) {
+        let pending = &mut self.nodes[cx.node as usize].pending_ihave;
+        if let Some(i) = pending.iter().position(|(l, _)| *l == link) {
+            control.ihave.extend(pending.swap_remove(i).1);
         }
+        cx.out.send(link, msgs, control);
     }
 
     /// Step 9: one RPC per peer with its GRAFTs, PRUNEs and IHAVEs together. v1.0 (v0.1.1)

@@ -22,7 +22,7 @@
 
 use std::collections::VecDeque;
 
-use super::{Ctx, Router};
+use super::{Ctx, Route, Router};
 use crate::config::{AnnounceOwn, Misbehaviour, Version};
 use crate::control::{Control, Kind};
 use crate::queue::Event;
@@ -154,7 +154,29 @@ impl Router {
         });
     }
 
-    /// v2.0: should this forward of a message to a mesh peer be an IANNOUNCE?
+    /// v2.0: may this copy be an IANNOUNCE? The fork (`Publish`) tosses its coin for
+    /// the mesh and direct peers of a topic the node is in, among flood-publish
+    /// recipients too; fanout and other flood recipients get the message.
+    #[inline]
+    pub(super) fn may_announce(
+        &self,
+        cx: &Ctx,
+        route: Route,
+        topic: u16,
+        link: u32,
+        direct: bool,
+    ) -> bool {
+        if !cx.at_least(Version::V2_0) || !self.is_gossipsub() {
+            return false;
+        }
+        match route {
+            Route::Mesh => true,
+            Route::Flood => direct || self.in_mesh(cx.node, topic, link),
+            Route::Fanout => false,
+        }
+    }
+
+    /// v2.0: should this copy to a mesh or direct peer be an IANNOUNCE (the coin)?
     pub(super) fn announce_instead(&mut self, cx: &Ctx, own: bool) -> bool {
         let p = cx.proto;
         if !cx.at_least(Version::V2_0) || p.D_announce == 0 {
@@ -177,10 +199,15 @@ impl Router {
     }
 
     /// IANNOUNCE from the peer on `link`: queue it, and ask if nobody is being asked.
+    /// The fork (`handleIAnnounce`) takes announcements of topics it is in from mesh or
+    /// direct peers, for messages it has not marked seen: one it is still validating is
+    /// asked for again (its queue was cleared on arrival, `PreValidation` ->
+    /// `acache.Clear`).
     pub(super) fn handle_iannounce(&mut self, cx: &mut Ctx, link: u32, announced: &[(u16, u32)]) {
         for &(topic, msg) in announced {
-            let from_mesh = cx.host.is_subscribed(topic) && self.in_mesh(cx.node, topic, link);
-            if !from_mesh || cx.host.knows(msg) {
+            let subscribed = cx.host.is_subscribed(topic);
+            let known_peer = self.in_mesh(cx.node, topic, link) || self.is_direct(link);
+            if !subscribed || !known_peer || cx.host.seen.contains_key(&msg) {
                 continue;
             }
             let entry = self.nodes[cx.node as usize]
@@ -232,13 +259,24 @@ impl Router {
         self.ask_next(cx, msg);
     }
 
-    /// INEED from a peer: answer with the messages we have.
-    pub(super) fn handle_ineed(&mut self, cx: &Ctx, ids: &[u32]) -> Vec<MsgRef> {
-        if cx.host.misbehaves(Misbehaviour::IgnoreIneed) {
+    /// INEED from the peer on `link`: answer with the messages still in the message
+    /// cache that the peer did not say IDONTWANT for (the fork's `handleINeed`:
+    /// `gs.unwanted`, then `mcache.GetForPeer`, which counts a transmission to the peer,
+    /// shared with IWANT's limit, but sets none of its own).
+    pub(super) fn handle_ineed(&mut self, cx: &mut Ctx, link: u32, ids: &[u32]) -> Vec<MsgRef> {
+        if ids.is_empty() || cx.host.misbehaves(Misbehaviour::IgnoreIneed) {
             return Vec::new();
         }
-        ids.iter()
-            .filter_map(|&msg| cx.host.seen.get(&msg).map(|s| MsgRef { msg, hop: s.hop }))
-            .collect()
+        let mut served = Vec::new();
+        for &msg in ids {
+            if self.unwanted(cx, link, msg) {
+                continue;
+            }
+            if let Some(hop) = self.in_mcache(cx, msg) {
+                self.nodes[cx.node as usize].mcache.serve(msg, link);
+                served.push(MsgRef { msg, hop });
+            }
+        }
+        served
     }
 }

@@ -26,12 +26,14 @@ use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
 
 use crate::config::{Config, ProtocolConfig, Router as Kind, Signing, Time, Version};
+use crate::control::Control;
 use crate::inputs::Message;
 use crate::links::Links;
 use crate::node::NodeState;
 use crate::outbox::Outbox;
 use crate::partial::Role as PartialRole;
 use crate::rng::Rng;
+use crate::rpc::MsgRef;
 pub(crate) use lazy::Announced;
 use mcache::MessageCache;
 pub(crate) use peers::PeerLinks;
@@ -329,13 +331,20 @@ impl Router {
             if self.partial_peer(cx.node, cx.links.peer[link as usize]) {
                 continue;
             }
-            // Direct peers always get the full message, IDONTWANT or not.
+            // IDONTWANT never spares a direct peer (go's `rpcs`, the fork's `Publish`); in
+            // 2.0 a direct peer tosses the announce coin as a mesh peer does.
             let direct = self.is_direct(link);
             if route != Route::Flood && !direct && self.unwanted(cx, link, msg) {
                 continue;
             }
-            if route == Route::Mesh && !direct && self.announce_instead(cx, own) {
+            if self.may_announce(cx, route, topic, link, direct) && self.announce_instead(cx, own) {
                 self.send_announce(cx, link, msg);
+                continue;
+            }
+            // v1.0 holds gossip for the next RPC to the peer, a forward included.
+            if !self.nodes[cx.node as usize].pending_ihave.is_empty() {
+                let msgs = [MsgRef { msg, hop }];
+                self.send_with_held_gossip(cx, link, &msgs, Control::default());
                 continue;
             }
             cx.out.send_message(link, msg, hop);

@@ -35,7 +35,7 @@ impl Router {
                 prune: vec![prune],
                 ..Control::default()
             };
-            cx.out.send_control(link, control);
+            self.send_with_held_gossip(cx, link, &[], control);
         }
     }
 
@@ -61,7 +61,7 @@ impl Router {
                 graft: vec![topic],
                 ..Control::default()
             };
-            cx.out.send_control(link, control);
+            self.send_with_held_gossip(cx, link, &[], control);
         }
     }
 }
