@@ -1,0 +1,89 @@
+package simnet
+
+import (
+	"bufio"
+	"os"
+	"runtime/debug"
+	"runtime/metrics"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// memoryShare is the share of the memory available at start that the collector may let
+// the process hold when GOMEMLIMIT is unset. Go's collector otherwise lets the heap grow
+// to twice what is live (GOGC=100): at a thousand nodes with messages in flight, twice
+// the live set is more than a 24 GiB machine has, while the live set itself fits. With
+// a limit it collects more often as the limit nears instead of running out of memory.
+const memoryShare = 0.9
+
+// setMemoryLimit sets the collector's memory limit to memoryShare of the memory
+// available now, unless GOMEMLIMIT says otherwise; it returns the limit in force
+// (0 when there is none, as on systems without /proc/meminfo).
+func setMemoryLimit() int64 {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		if avail := memAvailable(); avail > 0 {
+			debug.SetMemoryLimit(int64(float64(avail) * memoryShare))
+		}
+	}
+	limit := debug.SetMemoryLimit(-1) // -1 reads the limit without changing it
+	if limit == 1<<63-1 {
+		return 0
+	}
+	return limit
+}
+
+// memAvailable is Linux's estimate of the memory that can be used without swapping
+// (MemAvailable in /proc/meminfo), in bytes; 0 where it cannot be read.
+func memAvailable() int64 {
+	f, err := os.Open("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	scan := bufio.NewScanner(f)
+	for scan.Scan() {
+		fields := strings.Fields(scan.Text())
+		if len(fields) >= 2 && fields[0] == "MemAvailable:" {
+			kib, err := strconv.ParseInt(fields[1], 10, 64)
+			if err != nil {
+				return 0
+			}
+			return kib << 10
+		}
+	}
+	return 0
+}
+
+// gcWatch follows the collector across a run: the largest live heap any cycle found
+// (what a run needs at least, whatever the collector's settings) and its share of the
+// CPU time.
+type gcWatch struct {
+	mu       sync.Mutex
+	peakLive uint64
+}
+
+var gcSamples = []string{"/gc/heap/live:bytes", "/cpu/classes/gc/total:cpu-seconds", "/cpu/classes/total:cpu-seconds"}
+
+// sample reads the live heap after the last cycle, keeps the peak and returns it.
+func (g *gcWatch) sample() (live uint64, gcShare float64) {
+	s := make([]metrics.Sample, len(gcSamples))
+	for i, name := range gcSamples {
+		s[i].Name = name
+	}
+	metrics.Read(s)
+	live = s[0].Value.Uint64()
+	if total := s[2].Value.Float64(); total > 0 {
+		gcShare = s[1].Value.Float64() / total
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.peakLive = max(g.peakLive, live)
+	return live, gcShare
+}
+
+func (g *gcWatch) peak() uint64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.peakLive
+}
