@@ -2,8 +2,8 @@
 
 Runs `gossiplab crosscheck --against simnet` on scenarios/simnet/ethereum-1000.toml with
 `topology.nodes` and the number of messages published at once changed, and prints one
-Markdown row per run for bench/RESULTS.md: simnet's wall time, peak memory, peak live
-heap and collector share (from its summary.json), the model's engine time on the same
+Markdown row per run for bench/RESULTS.md: simnet's wall time, peak memory and peak live
+heap (from its summary.json), the model's engine time on the same
 file and the speed ratio, and the machine's load while it ran. Each run is its own
 process tree, so the peak memory is its own.
 
@@ -30,9 +30,9 @@ GIB = 1 << 30
 
 HEADER = (
     "| nodes | messages | delivery ratio | dissemination p99 (ms) | simnet wall s | "
-    "connected (wall s) | peak RSS GiB | peak live heap GiB | collector CPU | "
+    "connected (wall s) | peak RSS GiB | peak live heap GiB | "
     "model engine s | model : simnet | load |\n"
-    "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
+    "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
 )
 
 
@@ -72,7 +72,6 @@ def row(folder: Path, load: str = "?") -> str:
         f"{sim['connected_wall_s']:.0f}",
         f"{sim['peak_rss_bytes'] / GIB:.2f}",
         f"{sim.get('peak_live_heap_bytes', 0) / GIB:.2f}",
-        f"{100 * sim.get('gc_cpu_share', 0):.0f} %",
         f"{model_s:.2f}",
         f"1 : {sim['wall_s'] / model_s:,.0f}",
         load,

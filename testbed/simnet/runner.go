@@ -34,7 +34,8 @@ type Stats struct {
 	// PeakLiveHeapBytes is the largest heap a collection found live, sampled with the
 	// progress lines: the least memory the run needs, whatever the collector's settings.
 	PeakLiveHeapBytes uint64 `json:"peak_live_heap_bytes"`
-	// GCCPUShare is the collector's share of the process's CPU time.
+	// GCCPUShare is the collector's share of the CPU time the process used, without
+	// its marking on otherwise idle cores.
 	GCCPUShare float64 `json:"gc_cpu_share"`
 }
 
