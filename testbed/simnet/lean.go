@@ -30,8 +30,8 @@ type leanNet struct {
 }
 
 // smallPacket is the buffer of packets that fit in it (acknowledgements, most control
-// frames): with QUIC acknowledging every other packet, about a third of the packets in
-// flight are that small, and an MTU-sized buffer each would hold 1.5 KB for 50 bytes.
+// frames): a quarter of the packets in flight at 300 nodes × 16 messages
+// (bench/RESULTS.md), where an MTU-sized buffer each would hold 1.5 KB for 50 bytes.
 const smallPacket = 256
 
 // packetPools recycles packet buffers in two sizes, small and MTU.

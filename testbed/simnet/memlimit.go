@@ -10,20 +10,26 @@ import (
 	"sync"
 )
 
-// memoryShare is the share of the memory available at start that the collector may let
-// the process hold when GOMEMLIMIT is unset. Go's collector otherwise lets the heap grow
-// to twice what is live (GOGC=100): at a thousand nodes with messages in flight, twice
-// the live set is more than a 24 GiB machine has, while the live set itself fits. With
-// a limit it collects more often as the limit nears instead of running out of memory.
-const memoryShare = 0.9
+// The collector's memory limit when GOMEMLIMIT is unset: all the memory available at
+// start but memoryMargin, or memoryShare of it where that is more (small machines). Go's
+// collector otherwise lets the heap grow to twice what is live (GOGC=100): at a
+// thousand nodes with sixteen messages in flight, twice the live set (15.3 GiB) is more
+// than a 24 GiB machine has while the live set itself fits. With a limit the collector
+// collects more often as the limit nears instead; the closer the limit sits to the
+// live set, the more often (bench/RESULTS.md: 1.2-1.7 GiB above it kept the collector
+// at 7-8 % of the CPU).
+const (
+	memoryMargin = 1 << 30
+	memoryShare  = 0.9
+)
 
-// setMemoryLimit sets the collector's memory limit to memoryShare of the memory
-// available now, unless GOMEMLIMIT says otherwise; it returns the limit in force
-// (0 when there is none, as on systems without /proc/meminfo).
+// setMemoryLimit sets the collector's memory limit from the memory available now,
+// unless GOMEMLIMIT says otherwise; it returns the limit in force (0 when there is
+// none, as on systems without /proc/meminfo).
 func setMemoryLimit() int64 {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		if avail := memAvailable(); avail > 0 {
-			debug.SetMemoryLimit(int64(float64(avail) * memoryShare))
+			debug.SetMemoryLimit(max(avail-memoryMargin, int64(float64(avail)*memoryShare)))
 		}
 	}
 	limit := debug.SetMemoryLimit(-1) // -1 reads the limit without changing it
