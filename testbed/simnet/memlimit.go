@@ -16,8 +16,8 @@ import (
 // thousand nodes with sixteen messages in flight, twice the live set (15.3 GiB) is more
 // than a 24 GiB machine has while the live set itself fits. With a limit the collector
 // collects more often as the limit nears instead; the closer the limit sits to the
-// live set, the more often (bench/RESULTS.md: 1.2-1.7 GiB above it kept the collector
-// at 7-8 % of the CPU).
+// live set, the more often (bench/RESULTS.md: a heap goal 1.2-1.7 GiB above the live
+// set kept the collector at 7-8 % of the CPU).
 const (
 	memoryMargin = 1 << 30
 	memoryShare  = 0.9
