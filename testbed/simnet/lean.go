@@ -26,7 +26,36 @@ type leanNet struct {
 	done   chan struct{}
 	ends   []*leanConn
 	net    *simNetwork
-	pool   sync.Pool
+	pools  packetPools
+}
+
+// smallPacket is the buffer of packets that fit in it (acknowledgements, most control
+// frames): a quarter of the packets in flight at 300 nodes × 16 messages
+// (bench/RESULTS.md), where an MTU-sized buffer each would hold 1.5 KB for 50 bytes.
+const smallPacket = 256
+
+// packetPools recycles packet buffers in two sizes, small and MTU.
+type packetPools struct{ small, full sync.Pool }
+
+func (p *packetPools) init() {
+	p.small.New = func() any { return &leanPacket{buf: make([]byte, 0, smallPacket)} }
+	p.full.New = func() any { return &leanPacket{buf: make([]byte, 0, mtu)} }
+}
+
+// get is a packet whose buffer holds size bytes.
+func (p *packetPools) get(size int) *leanPacket {
+	if size <= smallPacket {
+		return p.small.Get().(*leanPacket)
+	}
+	return p.full.Get().(*leanPacket)
+}
+
+func (p *packetPools) put(pk *leanPacket) {
+	if cap(pk.buf) <= smallPacket {
+		p.small.Put(pk)
+	} else {
+		p.full.Put(pk)
+	}
 }
 
 type leanPacket struct {
@@ -95,7 +124,7 @@ func newLeanNet(n *simNetwork, nodes int) *leanNet {
 		wake: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{}),
 		ends: make([]*leanConn, nodes), net: n,
 	}
-	l.pool.New = func() any { return &leanPacket{buf: make([]byte, 0, mtu)} }
+	l.pools.init()
 	return l
 }
 
@@ -155,7 +184,7 @@ func (l *leanNet) send(c *leanConn, b []byte, to net.Addr, now time.Time) {
 	if !ok {
 		return
 	}
-	p := l.pool.Get().(*leanPacket)
+	p := l.pools.get(len(b))
 	p.buf = append(p.buf[:0], b...)
 	p.from, p.to = c.addr, dst
 	l.push(event{at: left + pairLatency(&l.net.cfg.Latency, c.node, dst), p: p})
@@ -202,7 +231,7 @@ func (l *leanNet) step(e event, now int64) {
 	}
 	left, ok := c.down.admit(e.at, len(e.p.buf))
 	if !ok {
-		l.pool.Put(e.p)
+		l.pools.put(e.p)
 		return
 	}
 	if left <= now {
@@ -236,7 +265,7 @@ func (c *leanConn) enqueue(p *leanPacket) {
 	c.mu.Lock()
 	if c.isClosed {
 		c.mu.Unlock()
-		c.net.pool.Put(p)
+		c.net.pools.put(p)
 		return
 	}
 	c.inbox = append(c.inbox, p)
@@ -267,7 +296,7 @@ func (c *leanConn) ReadFrom(b []byte) (int, net.Addr, error) {
 			c.mu.Unlock()
 			n := copy(b, p.buf)
 			from := p.from
-			c.net.pool.Put(p)
+			c.net.pools.put(p)
 			return n, from, nil
 		}
 		deadline := c.deadline
@@ -319,7 +348,7 @@ func (c *leanConn) Close() error {
 		c.isClosed = true
 		close(c.closed)
 		for _, p := range c.inbox {
-			c.net.pool.Put(p)
+			c.net.pools.put(p)
 		}
 		c.inbox = nil
 	}

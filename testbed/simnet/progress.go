@@ -47,9 +47,11 @@ func (r *runner) reportProgress() {
 		}
 		if now := r.wall(); now-last >= progressWall {
 			last = now
+			live, _ := r.gc.sample()
 			r.progress.emit(map[string]any{
 				"event": "progress", "virtual_ns": time.Since(r.start).Nanoseconds(), "end_ns": r.cfg.EndNs,
-				"wall_s": math.Round(now*10) / 10, "memory_bytes": goMemory(), "events": r.traceEvents(),
+				"wall_s": math.Round(now*10) / 10, "memory_bytes": goMemory(), "live_heap_bytes": live,
+				"events": r.traceEvents(),
 			})
 		}
 	}

@@ -31,6 +31,12 @@ type Stats struct {
 	HostsCreatedWallS  float64 `json:"hosts_created_wall_s"`
 	ConnectedVirtualNs int64   `json:"connected_virtual_ns"`
 	ConnectedWallS     float64 `json:"connected_wall_s"`
+	// PeakLiveHeapBytes is the largest heap a collection found live, sampled with the
+	// progress lines: the least memory the run needs, whatever the collector's settings.
+	PeakLiveHeapBytes uint64 `json:"peak_live_heap_bytes"`
+	// GCCPUShare is the collector's share of the CPU time the process used, without
+	// its marking on otherwise idle cores.
+	GCCPUShare float64 `json:"gc_cpu_share"`
 }
 
 // simNode is one node of the run and what its faults need.
@@ -52,6 +58,7 @@ type runner struct {
 	ctx      context.Context
 	progress *progress
 	wall     func() float64 // wall seconds since the run began
+	gc       gcWatch
 	wg       sync.WaitGroup
 }
 
@@ -94,6 +101,8 @@ func Run(cfg *RunConfig, out string, progress *progress, wall func() float64) (*
 	r.spawn(func() { r.heapProfile() })
 	time.Sleep(time.Until(r.start.Add(time.Duration(cfg.EndNs))))
 	stats.VirtualNs = time.Since(r.start).Nanoseconds()
+	_, stats.GCCPUShare = r.gc.sample()
+	stats.PeakLiveHeapBytes = r.gc.peak()
 	progress.phase("stop")
 	cancel()
 	r.wg.Wait()

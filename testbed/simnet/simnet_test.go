@@ -23,6 +23,8 @@ type simnetRecord struct {
 	Versions map[string]string `json:"versions"`
 	WallS    float64           `json:"wall_s"`
 	PeakRSS  int64             `json:"peak_rss_bytes"`
+	// MemoryLimit is the collector's memory limit in force (GOMEMLIMIT, or setMemoryLimit's).
+	MemoryLimit int64 `json:"memory_limit_bytes"`
 	*Stats
 }
 
@@ -61,6 +63,7 @@ func runFile(t *testing.T, config, out string, stdout *os.File) error {
 func runConfig(t *testing.T, cfg *RunConfig, out string, p *progress) (*simnetRecord, error) {
 	began := wallSeconds()
 	wall := func() float64 { return wallSeconds() - began }
+	limit := setMemoryLimit()
 	var stats *Stats
 	var err error
 	synctest.Test(t, func(*testing.T) {
@@ -70,7 +73,7 @@ func runConfig(t *testing.T, cfg *RunConfig, out string, p *progress) (*simnetRe
 		return nil, err
 	}
 	p.emit(map[string]any{"event": "done"})
-	return &simnetRecord{Versions: versions(), WallS: wall(), PeakRSS: peakRSS(), Stats: stats}, nil
+	return &simnetRecord{Versions: versions(), WallS: wall(), PeakRSS: peakRSS(), MemoryLimit: limit, Stats: stats}, nil
 }
 
 func writeRecord(out string, rec *simnetRecord) error {
