@@ -224,17 +224,18 @@ func (r *RawTracer) DropRPC(rpc *pubsub.RPC, p peer.ID) {
 	r.mu.Lock()
 	for k := range kindCount {
 		if m.items[k] > 0 {
-			r.drops[dropKey{p, kindNames[k], "queue-full"}] += m.items[k]
+			r.drops[dropKey{p, kindNames[k], "outbound-queue-full"}] += m.items[k]
 		}
 	}
 	r.mu.Unlock()
 }
 
-// rejectReasons names go's reject reasons in the drops table's vocabulary; the others
-// (bad signatures, validator verdicts) cannot happen with honest nodes and keep go's text.
+// rejectReasons names go's reject reasons as the model names them, so every backend's
+// drops table reads alike; the others (bad signatures, validator verdicts) cannot
+// happen with honest nodes and keep go's text.
 var rejectReasons = map[string]string{
-	pubsub.RejectValidationQueueFull: "validate-queue-full",
-	pubsub.RejectValidationThrottled: "validate-throttled",
+	pubsub.RejectValidationQueueFull: "validation-queue-full",
+	pubsub.RejectValidationThrottled: "validation-throttled",
 }
 
 func (r *RawTracer) RejectMessage(msg *pubsub.Message, reason string) {
