@@ -125,7 +125,13 @@ def test_a_drop_towards_a_peer_met_during_the_run_names_it(tmp_path: Path) -> No
     result = json.loads(path.read_text())
     node2 = json.loads((copy / "node2" / "node.json").read_text())["peer_id"]
     result["drops"] = [
-        {"peer": -1, "peer_id": node2, "kind": "payload", "reason": "outbound-queue-full", "count": 3},
+        {
+            "peer": -1,
+            "peer_id": node2,
+            "kind": "payload",
+            "reason": "outbound-queue-full",
+            "count": 3,
+        },
         {"peer": -1, "kind": "payload", "reason": "undeliverable", "count": 1},
     ]
     path.write_text(json.dumps(result))
