@@ -132,6 +132,30 @@ def test_initial_window_costs_round_trips(
     assert got["latency_ns"].item() == 10 * MS + extra_round_trips * 20 * MS
 
 
+def test_quic_pacing_sends_ten_packets_then_twice_the_window_per_round_trip(
+    tmp_path: Path,
+) -> None:
+    # quic-go v0.64.1's pacer (internal/congestion/pacer.go): 10 packets of 1,280 B at
+    # once, then 2 x cwnd / RTT in slow start (cubic_sender.go:pacingRate). Window 28 x
+    # 1,460 = 40,880 B, RTT 100 ms: 817,600 B/s. Both RPCs fit the window (no extra round
+    # trip), so pacing alone delays the bytes beyond the first 12,800.
+    network = {"latency": "50ms", "initial_window": 28, "slow_start_after_idle": False}
+
+    def latency(size: str, pacing: bool) -> int:
+        name = f"{size}-{pacing}"
+        net = {**network, "pacing": pacing}
+        got = run_two_nodes(tmp_path / name, net, messages=1, publishers=[0], size=size)
+        return int(got["latency_ns"].item())
+
+    assert latency("20000B", False) == 50 * MS
+    small, large = latency("20000B", True), latency("36000B", True)
+    # Framing adds well under 400 B to the 20,000 payload bytes.
+    paced_ns = 1_000_000_000 / 817_600
+    assert 50 * MS + 7_200 * paced_ns < small < 50 * MS + 7_600 * paced_ns
+    # Equal framing: 16,000 more bytes take 19,569,471.6 ns more (two roundings up).
+    assert abs(large - small - 16_000 * paced_ns) <= 1
+
+
 def test_class_added_loss_reaches_the_links(tmp_path: Path) -> None:
     # Both ends add 0.3: each 1-segment RPC is lost with probability 0.6 and, being the
     # tail segment, waits for the 200 ms retransmission timeout (RTT 20 ms < 200 ms).

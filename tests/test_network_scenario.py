@@ -199,6 +199,7 @@ MALFORMED: list[tuple[str, dict[str, Any], str]] = [
         "network.classes[1].added_loss",
     ),
     ("negative-initial-window", {"initial_window": -1}, "network.initial_window"),
+    ("pacing-without-window", {"initial_window": 0, "pacing": True}, "network.pacing"),
 ]
 
 

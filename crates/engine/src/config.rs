@@ -171,6 +171,9 @@ pub struct NetworkConfig {
     /// `net.ipv4.tcp_slow_start_after_idle`, on by default).
     #[serde(default = "yes")]
     pub slow_start_after_idle: bool,
+    /// quic-go's pacer on every connection (`network.rs`); needs the window.
+    #[serde(default)]
+    pub pacing: bool,
     /// How a node's uplink serves its connections.
     #[serde(default)]
     pub uplink_sharing: UplinkSharing,

@@ -29,6 +29,15 @@
 //! the window halves once per timeout of idle after the first, never below the initial
 //! window. Linux's timeout with a steady round trip is the smoothed RTT plus its
 //! `tcp_rto_min` floor (200 ms; `tcp_set_rto`, `rttvar` at least `rto_min`).
+//!
+//! Pacing (optional, with warm-up): QUIC hosts do not send a window at once. quic-go's
+//! pacer (`internal/congestion/pacer.go`) is a token bucket that holds at most 10
+//! packets of 1,280 B (or 2 ms at its rate, if more) and refills at twice the window per
+//! round trip in slow start (`cubic_sender.go:pacingRate`), so the part of an RPC beyond
+//! the bucket leaves at that rate: a 30 kB IHAVE on a fresh window of 40 kB and a 100 ms
+//! round trip reaches its peer about 21 ms after its first packets. An RPC larger than
+//! the window waits for acknowledgements anyway, each round paced within its round
+//! trip; only its last round's bytes beyond a full bucket add time.
 
 use crate::config::{Config, Fault, LatencyModel, NetworkConfig, Placement, Time};
 use crate::rng::Rng;
@@ -43,6 +52,12 @@ const DUPACK_THRESHOLD: u64 = 3;
 /// Upper bound of the congestion window (bytes), far above any bandwidth-delay product
 /// the scenarios use.
 const MAX_CWND: u64 = 64 * 1024 * 1024;
+/// quic-go's pacer burst: 10 packets (`pacer.go` maxBurstSizePackets) of 1,280 B
+/// (`protocol/params.go` InitialPacketSize).
+pub const PACER_BURST: u64 = 10 * 1280;
+/// quic-go's pacer also lets 2 ms of its rate go at once (`pacer.go:maxBurstSize`,
+/// minPacingDelay + TimerGranularity).
+const PACER_BURST_NS: Time = 2_000_000;
 
 /// Time to push `bytes` through a `bps` bit/s pipe, rounded up; 0 when unlimited.
 pub fn serialization_ns(bytes: u64, bps: u64) -> Time {
@@ -83,6 +98,34 @@ pub fn slow_start_wait(bytes: u64, write_ns: Time, rtt: Time, cwnd: &mut u64) ->
         *cwnd = (*cwnd * 2).min(MAX_CWND);
     }
     wait
+}
+
+/// Bytes quic-go's pacer lets out in `ns` with window `cwnd` and round trip `rtt`: its
+/// slow-start rate is twice the window per round trip (`cubic_sender.go:pacingRate`).
+pub fn paced_bytes(ns: Time, cwnd: u64, rtt: Time) -> u128 {
+    u128::from(ns) * 2 * u128::from(cwnd) / u128::from(rtt.max(1))
+}
+
+/// The pacer's bucket size with window `cwnd` (`pacer.go:maxBurstSize`).
+pub fn pacer_burst(cwnd: u64, rtt: Time) -> u64 {
+    (paced_bytes(PACER_BURST_NS, cwnd, rtt) as u64).max(PACER_BURST)
+}
+
+/// Time the pacer needs to let out the part of `bytes` beyond the `budget` its bucket
+/// holds, at twice the window `cwnd` per round trip `rtt`.
+pub fn pacing_time(bytes: u64, budget: u64, cwnd: u64, rtt: Time) -> Time {
+    let beyond = u128::from(bytes.saturating_sub(budget));
+    (beyond * u128::from(rtt)).div_ceil(2 * u128::from(cwnd.max(1))) as Time
+}
+
+/// Bytes of an RPC of `bytes` sent in slow start's last round with window `cwnd`.
+fn last_round(bytes: u64, mut cwnd: u64) -> (u64, u64) {
+    let mut remaining = bytes;
+    while remaining > cwnd {
+        remaining -= cwnd;
+        cwnd = (cwnd * 2).min(MAX_CWND);
+    }
+    (remaining, cwnd)
 }
 
 /// Linux's retransmission timeout on a path with a steady round trip `rtt`.
@@ -187,6 +230,11 @@ pub struct Network {
     /// When each directed link last finished sending (for slow start after idle).
     last_sent: Vec<Time>,
     slow_start_after_idle: bool,
+    /// quic-go's pacer on every connection (needs the window, so warm-up on).
+    pacing: bool,
+    /// Bytes in each directed link's pacer bucket at `pace_at` (u64::MAX: full).
+    pace_budget: Vec<u64>,
+    pace_at: Vec<Time>,
     jitter_rng: Rng,
     loss_rng: Rng,
 }
@@ -207,6 +255,9 @@ impl Network {
             initial_cwnd: config.initial_window_segments * MSS,
             last_sent: vec![0; links],
             slow_start_after_idle: config.slow_start_after_idle,
+            pacing: config.pacing,
+            pace_budget: vec![u64::MAX; links],
+            pace_at: vec![0; links],
             jitter_rng: Rng::for_stream(seed, "network.jitter", 0),
             loss_rng: Rng::for_stream(seed, "network.loss", 0),
         }
@@ -219,6 +270,8 @@ impl Network {
         self.loss.push(loss);
         self.cwnd.push(self.initial_cwnd);
         self.last_sent.push(0);
+        self.pace_budget.push(u64::MAX);
+        self.pace_at.push(0);
     }
 
     pub fn upload_bps(&self, node: u32) -> u64 {
@@ -257,7 +310,41 @@ impl Network {
             let idle = started.saturating_sub(last);
             self.cwnd[l] = restart_window(self.cwnd[l], self.initial_cwnd, idle, linux_rto(rtt));
         }
-        slow_start_wait(bytes, sent - started, rtt, &mut self.cwnd[l])
+        let pace = self.pacing_delay(link, started, sent, bytes, rtt);
+        pace + slow_start_wait(bytes, sent - started, rtt, &mut self.cwnd[l])
+    }
+
+    /// Extra time quic-go's pacer adds to an RPC of `bytes` on `link` that the uplink
+    /// wrote from `started` to `sent` (see the module notes): the pacer and the uplink
+    /// work at once, so only what pacing takes beyond the writing counts.
+    fn pacing_delay(
+        &mut self,
+        link: u32,
+        started: Time,
+        sent: Time,
+        bytes: u64,
+        rtt: Time,
+    ) -> Time {
+        let l = link as usize;
+        let cwnd = self.cwnd[l];
+        if !self.pacing || rtt == 0 {
+            return 0;
+        }
+        let (last, cwnd_last) = last_round(bytes, cwnd);
+        let pace = if last < bytes {
+            // Slow start's waits refilled the bucket before the last round.
+            let burst = pacer_burst(cwnd_last, rtt);
+            self.pace_budget[l] = burst.saturating_sub(last);
+            pacing_time(last, burst, cwnd_last, rtt)
+        } else {
+            let burst = u128::from(pacer_burst(cwnd, rtt));
+            let refill = paced_bytes(started.saturating_sub(self.pace_at[l]), cwnd, rtt);
+            let budget = (u128::from(self.pace_budget[l]) + refill).min(burst) as u64;
+            self.pace_budget[l] = budget.saturating_sub(bytes);
+            pacing_time(bytes, budget, cwnd, rtt)
+        };
+        self.pace_at[l] = started + pace;
+        pace.saturating_sub(sent - started)
     }
 
     /// An RPC of `bytes` on `link` started leaving its sender at `started` and finished
@@ -310,6 +397,7 @@ mod tests {
             loss,
             initial_window_segments: 0,
             slow_start_after_idle: true,
+            pacing: false,
             uplink_sharing: Default::default(),
             send_buffer_bytes: 0,
             upload_bps: vec![0, 0],
@@ -319,6 +407,59 @@ mod tests {
             shared_ips: Vec::new(),
         };
         Network::new(&config, vec![loss; 2], 1)
+    }
+
+    fn paced(initial_window: u64) -> Network {
+        let mut net = network(0, 0, 0.0);
+        net.cwnd = vec![initial_window * MSS; 2];
+        net.initial_cwnd = initial_window * MSS;
+        net.slow_start_after_idle = false;
+        net.pacing = true;
+        net
+    }
+
+    #[test]
+    fn quic_pacing_sends_ten_packets_at_once_then_twice_the_window_per_round_trip() {
+        // quic-go v0.64.1: a full bucket of 10 x 1,280 B (pacer.go maxBurstSizePackets,
+        // params.go InitialPacketSize), then 2 x cwnd / srtt (cubic_sender.go:
+        // pacingRate in slow start). 28 segments = 40,880 B, RTT 100 ms: an RPC of
+        // 28,800 B leaves its last byte (28,800 - 12,800) x 100 ms / 81,760 B later.
+        let (latency, rtt) = (50_000_000, 100_000_000);
+        let mut net = paced(28);
+        let expected = (16_000u128 * rtt as u128).div_ceil(2 * 40_880) as Time;
+        assert_eq!(expected, 19_569_472); // 16,000 B at 817.6 kB/s
+        assert_eq!(net.propagate(0, 0, 0, latency, 28_800), latency + expected);
+        // Within the burst nothing waits: the other direction's bucket is full.
+        assert_eq!(net.propagate(0, 0, 1, latency, 12_800), latency);
+        // The first RPC emptied the bucket; 5 ms later it holds 5 ms x 817.6 kB/s =
+        // 4,088 B, so 8,088 B leave their last 4,000 B paced.
+        let t = expected + 5_000_000;
+        let pace = (4_000u128 * rtt as u128).div_ceil(2 * 40_880) as Time;
+        assert_eq!(net.propagate(t, t, 0, latency, 8_088), t + latency + pace);
+        // A round trip later it is full again.
+        let t = t + rtt;
+        assert_eq!(net.propagate(t, t, 0, latency, 12_800), t + latency);
+        // An uplink slower than the pacer hides it: writing took longer than pacing.
+        let mut net = paced(28);
+        let writing = 30_000_000;
+        assert_eq!(
+            net.propagate(0, writing, 0, latency, 28_800),
+            writing + latency
+        );
+    }
+
+    #[test]
+    fn pacing_of_an_rpc_larger_than_the_window_adds_only_its_last_round() {
+        // 100,000 B on a 40,880 B window: rounds of 40,880 and 59,120 B (the window
+        // doubled to 81,760 B); the last round's 59,120 - 12,800 B leave at 2 x 81,760
+        // B per 100 ms, after slow start's one extra round trip.
+        let (latency, rtt) = (50_000_000, 100_000_000);
+        let mut net = paced(28);
+        let pace = (46_320u128 * rtt as u128).div_ceil(2 * 81_760) as Time;
+        assert_eq!(
+            net.propagate(0, 0, 0, latency, 100_000),
+            latency + rtt + pace
+        );
     }
 
     #[test]

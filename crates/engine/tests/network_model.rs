@@ -111,6 +111,7 @@ fn mean_retransmission_delay_matches_the_loss_formula() {
         loss: p,
         initial_window_segments: 0,
         slow_start_after_idle: true,
+        pacing: false,
         uplink_sharing: Default::default(),
         send_buffer_bytes: 0,
         upload_bps: vec![0, 0],

@@ -160,6 +160,7 @@ def engine_config(
             "loss": s.network.loss,
             "initial_window_segments": s.network.initial_window,
             "slow_start_after_idle": s.network.slow_start_after_idle,
+            "pacing": s.network.pacing,
             "uplink_sharing": s.network.uplink_sharing,
             "send_buffer_bytes": s.network.send_buffer,
             **node_resources(s, nodes, placement),

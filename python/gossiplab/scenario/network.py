@@ -216,6 +216,9 @@ class NetworkConfig(Section):
     # After idle for longer than the retransmission timeout a connection's window falls
     # back towards the initial one (Linux's net.ipv4.tcp_slow_start_after_idle = 1).
     slow_start_after_idle: bool = True
+    # quic-go's pacer on every connection (10 packets at once, then twice the window per
+    # round trip), as simnet's QUIC hosts send; it paces the window, so needs slow start.
+    pacing: bool = False
     # How a node's uplink serves its connections: "fair" (turns of 16 KiB: TCP flows
     # through the kernel's FIFO qdisc, measured) or "fifo" (whole RPCs in queueing order:
     # Shadow's interface queue). See docs/network-calibration.md.
@@ -272,6 +275,10 @@ class NetworkConfig(Section):
                     Problem(f"classes[{i}].name", message, "give each class its own name")
                 )
             seen.add(node_class.name)
+        if self.pacing and self.initial_window == 0:
+            message = "paces the congestion window, but initial_window = 0 turns it off"
+            fix = "set initial_window (28 for QUIC) or pacing = false"
+            problems.append(Problem("pacing", message, fix))
         problems += _geography_latency_problems(self) + _link_loss_problems(self)
         raise_problems(problems)
         return self
