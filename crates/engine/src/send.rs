@@ -8,8 +8,8 @@ use crate::output::DropKey;
 use crate::queue::Event;
 use crate::rpc::{Control, Kind, KIND_COUNT};
 use crate::sim::Simulation;
-use crate::transport::Writer;
 use crate::split::MAX_RPC_BYTES;
+use crate::transport::Writer;
 
 impl Simulation {
     /// Hand RPC `rpc` to `sender`'s outbound queue for `link`: it is sized, counted and
