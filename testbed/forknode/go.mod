@@ -101,5 +101,5 @@ require (
 
 // The gossipsub v2.0 fork the v2.0 study ran (ppopth/go-libp2p-pubsub at
 // cfecb8a5987715eb9f6c4dbfee2dc4a920944d7a). The Go module proxy does not serve it: check
-// it out at this path first (README.md). The version above is only a placeholder.
-replace github.com/libp2p/go-libp2p-pubsub => /work/v2fork
+// it out into fork/ first (README.md). The version above is only a placeholder.
+replace github.com/libp2p/go-libp2p-pubsub => ./fork
