@@ -11,8 +11,8 @@ import (
 
 // eventFile writes the fork's trace events the converter reads
 // (python/gossiplab/backends/testbed/convert.py) as JSON lines: publishes, deliveries,
-// duplicates. Other types are left out: the fork numbers them differently from v0.17.0
-// (its type 4 is ADD_PEER, v0.17.0's ON_NEW_OUTBOUND_STREAM).
+// duplicates, and new pubsub peers. Other types are left out: the fork numbers them
+// differently from v0.17.0 (its type 4 is ADD_PEER, v0.17.0's ON_NEW_OUTBOUND_STREAM).
 type eventFile struct {
 	mu     sync.Mutex
 	saved  *savedCounter // fed every event, written or not
@@ -40,6 +40,15 @@ func (e *eventFile) Trace(evt *pb.TraceEvent) {
 	e.saved.observe(evt)
 	switch evt.GetType() {
 	case pb.TraceEvent_PUBLISH_MESSAGE, pb.TraceEvent_DELIVER_MESSAGE, pb.TraceEvent_DUPLICATE_MESSAGE:
+	case pb.TraceEvent_ADD_PEER:
+		// The fork adds a pubsub peer when its stream to it is open (pubsub.go
+		// newPeerStream): written as v0.17.0's ON_NEW_OUTBOUND_STREAM (type 4), from
+		// which the converter learns which pairs talked pubsub.
+		_ = e.enc.Encode(map[string]any{
+			"type": 4, "timestamp": evt.GetTimestamp(), "peerID": evt.GetPeerID(),
+			"onNewOutboundStream": map[string]any{"peerID": evt.GetAddPeer().GetPeerID()},
+		})
+		return
 	default:
 		return
 	}
