@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from gossiplab.backends.testbed import binary
-from gossiplab.backends.testbed.crosscheck import check_both
+from gossiplab.backends.testbed.crosscheck import check_both, table_rows
 from gossiplab.backends.testbed.errors import TestbedError
 from gossiplab.backends.testbed.nodeconfig import protocol_config
 from gossiplab.backends.testbed.support import unsupported_features
@@ -109,3 +109,19 @@ def test_the_node_config_carries_the_lazy_push_parameters(fork_node: Path) -> No
     assert (config["D_announce"], config["ineed_timeout_ns"]) == (3, 250_000_000)
     older = protocol_config(parse_scenario({"backend": "testbed"}, ROOT))
     assert "D_announce" not in older and "ineed_timeout_ns" not in older
+
+
+def _summary(control: dict[str, int]) -> dict[str, Any]:
+    return {"control": control, "last_delivery_hop": {"histogram": {}}}
+
+
+def test_the_table_shows_v20_rows_only_where_they_are_counted() -> None:
+    model = _summary({"iannounce": 0, "ineed": 0, "idontwant_transmissions_saved": 5})
+    # go v0.17.0's node counts no saved copies and sends no IANNOUNCE: no such rows.
+    names = {r.metric for r in table_rows(model, _summary({"idontwant": 3}))}
+    assert not names & {"IANNOUNCE sent (items)", "transmissions saved by IDONTWANT"}
+    fork = _summary({"iannounce": 4, "ineed": 2, "idontwant_transmissions_saved": 6})
+    rows = {r.metric: (r.model, r.partner) for r in table_rows(model, fork)}
+    assert rows["IANNOUNCE sent (items)"] == (0, 4)
+    assert rows["INEED sent (items)"] == (0, 2)
+    assert rows["transmissions saved by IDONTWANT"] == (5, 6)
