@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
 
 from gossiplab.errors import Problem
@@ -139,13 +140,29 @@ def _fault_problems(s: Scenario) -> list[Problem]:
     return problems
 
 
+# Names the gossiplab-forknode binary (testbed/forknode/README.md): the v2.0 fork's node,
+# with which the testbed runs gossipsub v2.0 scenarios.
+FORK_NODE_ENV = "GOSSIPLAB_FORK_NODE"
+
+
+def fork_node_refusal(version: str) -> list[Problem]:
+    """The testbed's own node runs go-libp2p-pubsub v0.17.0, which has no v2.0; v2.0 runs
+    only on the fork's node, when $GOSSIPLAB_FORK_NODE names it."""
+    if version != "2.0" or os.environ.get(FORK_NODE_ENV):
+        return []
+    message = "the testbed runs go-libp2p-pubsub v0.17.0, which has no gossipsub v2.0"
+    hint = (
+        f'use backend = "model", or build the v2.0 fork\'s node and set {FORK_NODE_ENV} to '
+        "its path (testbed/forknode/README.md)"
+    )
+    return [Problem("protocol.version", message, hint)]
+
+
 def _backend_problems(s: Scenario) -> list[Problem]:
     if s.backend != "testbed" or s.protocol.name != "gossipsub":
         return []
     problems = []
-    if s.protocol.version == "2.0":
-        message = "the testbed runs go-libp2p-pubsub v0.17.0, which has no gossipsub v2.0"
-        problems.append(Problem("protocol.version", message, 'use backend = "model" for v2.0'))
+    problems += fork_node_refusal(s.protocol.version)
     if not s.protocol.D_out < s.protocol.D // 2:
         # go refuses Dout >= D/2 (integer division), stricter than the spec's Dout <= D/2.
         message = (

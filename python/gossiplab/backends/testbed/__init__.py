@@ -18,7 +18,7 @@ from typing import Any
 import polars as pl
 
 from gossiplab.analysis.tables import POLARS_SCHEMAS, RunTables
-from gossiplab.backends.testbed.binary import ensure_binary, versions
+from gossiplab.backends.testbed.binary import ensure_binary, node_binary, versions
 from gossiplab.backends.testbed.ceiling import capacity_warning, estimated_cores
 from gossiplab.backends.testbed.commands import require_commands, require_root
 from gossiplab.backends.testbed.convert import convert
@@ -108,15 +108,16 @@ def run_testbed(
     check_supported(s)
     require_root()
     require_commands(["ip", "tc"] + (["iptables"] if s.network.loss > 0 else []))
-    binary = ensure_binary()
-    go_versions = versions()
+    binary = ensure_binary()  # the delay stage's, and the nodes' but for v2.0
+    nodes_binary = node_binary(s.protocol.version)
+    go_versions = versions(nodes_binary)
     clean_stale()
     warnings = [w for w in [capacity_warning(s, topology)] if w]
     for warning in warnings:
         _warn(warning)
     netem = has_netem()
     wall_started = time.monotonic()
-    with Testbed(s, topology, binary) as bed:
+    with Testbed(s, topology, binary, node_binary=nodes_binary) as bed:
         bed.build()
         if bed.needs_delay():
             require_commands(["iptables"])

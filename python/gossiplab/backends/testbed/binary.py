@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gossiplab.backends.testbed.errors import TestbedError
+from gossiplab.scenario.rules import FORK_NODE_ENV
 
 BINARY_NAME = "gossiplab-node"
 # The sources' hash is kept beside the binary: mtimes are meaningless in a fresh clone.
@@ -53,6 +54,8 @@ def sources_hash(module: Path, tests: bool = False) -> str:
         for p in module.rglob("*")
         if (p.name in ("go.mod", "go.sum") or p.suffix == ".go")
         and "bin" not in p.relative_to(module).parts
+        # forknode/ is a module of its own (the v2.0 fork's node), built by hand.
+        and "forknode" not in p.relative_to(module).parts
     )
     for path in files:
         if path.name.endswith("_test.go") and not tests:
@@ -97,10 +100,27 @@ def ensure_binary(target: GoBinary = NODE) -> Path:
     return binary
 
 
+def fork_node() -> Path:
+    """The v2.0 fork's node binary that $GOSSIPLAB_FORK_NODE names (testbed/forknode)."""
+    value = os.environ.get(FORK_NODE_ENV, "")
+    path = Path(value)
+    if not value or not path.is_file() or not os.access(path, os.X_OK):
+        raise TestbedError(
+            f"{FORK_NODE_ENV}={value!r} is not an executable file; build gossiplab-forknode "
+            "as testbed/forknode/README.md says and set it to the binary's path"
+        )
+    return path
+
+
+def node_binary(version: str) -> Path:
+    """The binary that runs the nodes: the fork's for gossipsub v2.0, else gossiplab-node."""
+    return fork_node() if version == "2.0" else ensure_binary()
+
+
 @functools.cache
-def versions() -> dict[str, str]:
-    """Go and the libp2p modules the binary was built with."""
-    binary = ensure_binary()
+def versions(binary: Path | None = None) -> dict[str, str]:
+    """Go and the libp2p modules a node binary (gossiplab-node by default) was built with."""
+    binary = binary or ensure_binary()
     out = subprocess.run([binary, "version"], capture_output=True, text=True, check=False)
     try:
         found = json.loads(out.stdout)

@@ -133,6 +133,18 @@ def table_rows(model: dict[str, Any], partner: dict[str, Any]) -> list[Row]:
     ]
     for kind in ("ihave", "iwant", "graft", "prune", "idontwant"):
         rows.append(row(f"{kind.upper()} sent (items)", "control", kind))
+    if _get(model, "control", "iannounce") or _get(partner, "control", "iannounce"):
+        # Lazy push (v2.0). INEED timeouts are not in the table: the fork traces none.
+        rows += [
+            row("IANNOUNCE sent (items)", "control", "iannounce"),
+            row("INEED sent (items)", "control", "ineed"),
+        ]
+    if _get(partner, "control", "idontwant_transmissions_saved"):
+        # Copies IDONTWANT saved: the v2.0 fork's node counts them, go v0.17.0's does not
+        # (its runs report none, so the row is left out there).
+        rows.append(
+            row("transmissions saved by IDONTWANT", "control", "idontwant_transmissions_saved")
+        )
     rows.append(row("drops", "drops", "total"))
     return rows
 

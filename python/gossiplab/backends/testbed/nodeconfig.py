@@ -23,8 +23,11 @@ def listen_addr(s: Scenario, node: int) -> str:
 
 
 def protocol_config(s: Scenario) -> dict[str, Any]:
-    # The Go node reads the graft parameters from its protocol section.
-    return {**protocol_params(s.protocol), **graft_params(s.protocol)}
+    # The Go node reads the graft parameters from its protocol section; the v2.0 fork's
+    # node (testbed/forknode/config.go) its lazy-push parameters too.
+    p = s.protocol
+    v20 = {"D_announce": p.D_announce, "ineed_timeout_ns": p.ineed_timeout}
+    return {**protocol_params(p), **graft_params(p), **(v20 if p.version == "2.0" else {})}
 
 
 def score_config(s: Scenario) -> dict[str, Any] | None:

@@ -103,7 +103,8 @@ def _reader(stream: IO[str], key: int, lines: queue.Queue[tuple[int, dict[str, A
 class Testbed:
     s: Scenario
     topology: Topology
-    binary: Path
+    binary: Path  # gossiplab-node: the delay stage, and the nodes unless node_binary is set
+    node_binary: Path | None = None  # the nodes' (the v2.0 fork's node, binary.py)
     prefix: str = field(default_factory=run_prefix)
     work: Path = field(init=False)
     procs: dict[int, subprocess.Popen[str]] = field(default_factory=dict)
@@ -245,10 +246,11 @@ class Testbed:
             folder = self.node_dir(i)
             folder.mkdir(parents=True, exist_ok=True)
             (folder / "config.json").write_text(json.dumps(config), encoding="utf-8")
+        binary = str(self.node_binary or self.binary)
         for i in configs:
             folder = self.node_dir(i)
             proc = subprocess.Popen(
-                ["ip", "netns", "exec", node_ns(self.prefix, i), str(self.binary), "node",
+                ["ip", "netns", "exec", node_ns(self.prefix, i), binary, "node",
                  str(folder / "config.json")],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,

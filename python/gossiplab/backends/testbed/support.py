@@ -5,6 +5,7 @@ from __future__ import annotations
 from gossiplab.backends.testbed.netns import MAX_NODES
 from gossiplab.errors import Problem, ScenarioError
 from gossiplab.scenario import GO_DEFAULT, ProtocolConfig, Scenario
+from gossiplab.scenario.rules import FORK_NODE_ENV, fork_node_refusal
 from gossiplab.units import parse_duration
 
 # Bytes of a group id the Go node needs (gossipnode/partialconfig.go: the index in 4).
@@ -46,7 +47,44 @@ def unsupported_features(s: Scenario) -> list[Problem]:
         message = "go's counters count traffic per node and kind, not per message"
         hint = 'set message_traffic = false, or use backend = "model"'
         problems.append(Problem("output.message_traffic", message, hint))
+    if s.protocol.version == "2.0":
+        return problems + fork_problems(s)
     return problems + go_v13_problems(s) + go_idontwant_problems(s.protocol)
+
+
+def fork_problems(s: Scenario) -> list[Problem]:
+    """A v2.0 scenario runs on the fork's node (testbed/forknode), which the testbed has
+    only when $GOSSIPLAB_FORK_NODE names it, and which runs whole messages on plain
+    meshes with the fork's own publisher and IDONTWANT rules (gossipsub.go Publish,
+    PreValidation): no scoring, direct peers, partial messages, RPC traces or profiles."""
+    refused = fork_node_refusal(s.protocol.version)
+    if refused:
+        return refused
+    p = s.protocol
+    why = f"the v2.0 fork's node ({FORK_NODE_ENV}) does not run it"
+    hint = 'remove it, or use backend = "model"'
+    problems = []
+    unsupported = {
+        "testbed.router": s.testbed.router != "gossipsub",
+        "protocol.score.enabled": p.score.enabled,
+        "protocol.direct_peers": bool(p.direct_peers),
+        "workload.partial": s.workload.partial is not None,
+        "testbed.trace_rpc": s.testbed.trace_rpc,
+        "testbed.profile": s.testbed.profile,
+    }
+    problems += [Problem(path, why, hint) for path, on in unsupported.items() if on]
+    # The fork's rules, which the node cannot change: the coin for the publisher's own
+    # messages too (Publish), no IDONTWANT on publish, and IDONTWANT to the sender too.
+    fixed = {
+        "protocol.announce_own": p.announce_own != "coin",
+        "protocol.idontwant_on_publish": p.idontwant_on_publish is True,
+        "protocol.idontwant_to_sender": p.idontwant_to_sender is False,
+    }
+    message = "the v2.0 fork's node follows the fork here"
+    problems += [
+        Problem(path, message, "remove it (the fork's rule)") for path, on in fixed.items() if on
+    ]
+    return problems
 
 
 def go_v13_problems(s: Scenario) -> list[Problem]:
