@@ -196,7 +196,11 @@ MALFORMED: list[tuple[str, str, str]] = [
 @pytest.mark.parametrize(
     ("text", "path"), [m[1:] for m in MALFORMED], ids=[m[0] for m in MALFORMED]
 )
-def test_malformed_scenario_is_reported(tmp_path: Path, text: str, path: str) -> None:
+def test_malformed_scenario_is_reported(
+    tmp_path: Path, text: str, path: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A fork node named in the environment would make testbed-v2 runnable.
+    monkeypatch.delenv("GOSSIPLAB_FORK_NODE", raising=False)
     with pytest.raises(ScenarioError) as err:
         load_text(tmp_path, text)
     paths = [p.path for p in err.value.problems]
