@@ -18,6 +18,29 @@ impl Simulation {
         self.enqueue(sender, link, rpc, false);
     }
 
+    /// Whether RPC `rpc` could be over go's size limit and in more than one piece (a
+    /// single message is never split): cheap tests first, since nearly every RPC is a
+    /// forward of one message.
+    #[inline]
+    fn may_need_split(&self, rpc: u32) -> bool {
+        let r = self.rpcs.get(rpc);
+        (r.msgs.len() > 1 || !r.payload_only) && r.total_bytes() > MAX_RPC_BYTES
+    }
+
+    /// An RPC above go's size limit goes out in parts (`split.rs`), each enqueued on
+    /// its own; false if it cannot be split. Rare, so kept out of `enqueue`'s body.
+    #[cold]
+    #[inline(never)]
+    fn enqueue_split(&mut self, sender: u32, link: u32, rpc: u32, urgent: bool) -> bool {
+        let Some(parts) = self.split_oversized(rpc) else {
+            return false;
+        };
+        for part in parts {
+            self.enqueue(sender, link, part, urgent);
+        }
+        true
+    }
+
     /// Like `send`; `urgent` takes go's urgent lane, ahead of every waiting RPC
     /// (IDONTWANT).
     pub(crate) fn enqueue(&mut self, sender: u32, link: u32, rpc: u32, urgent: bool) {
@@ -35,13 +58,8 @@ impl Simulation {
                 .get(m as usize)
                 .map_or(u64::from(invalid_size), |info| u64::from(info.size))
         });
-        if self.rpcs.get(rpc).total_bytes() > MAX_RPC_BYTES {
-            if let Some(parts) = self.split_oversized(rpc) {
-                for part in parts {
-                    self.enqueue(sender, link, part, urgent);
-                }
-                return;
-            }
+        if self.may_need_split(rpc) && self.enqueue_split(sender, link, rpc, urgent) {
+            return;
         }
         if self.transport.waiting(link) >= self.proto.peer_outbound_queue {
             self.drop_rpc(sender, link, rpc);

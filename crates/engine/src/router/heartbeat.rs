@@ -309,6 +309,15 @@ impl Router {
         }
     }
 
+    /// v1.0: whether IHAVEs are held for `link`, to ride on the next RPC there. Checked
+    /// before building a control part, so that a plain forward stays a plain forward.
+    pub(super) fn holds_gossip_for(&self, node: u32, link: u32) -> bool {
+        self.nodes[node as usize]
+            .pending_ihave
+            .iter()
+            .any(|(l, _)| *l == link)
+    }
+
     /// Send `msgs` and `control` in one RPC on `link`. v1.0 piggybacks the IHAVEs held
     /// for that peer on every RPC to it (v0.1.1's `sendRPC` -> `piggybackGossip`:
     /// forwards, IWANT replies, GRAFTs and PRUNEs alike); later versions hold none

@@ -342,7 +342,7 @@ impl Router {
                 continue;
             }
             // v1.0 holds gossip for the next RPC to the peer, a forward included.
-            if !self.nodes[cx.node as usize].pending_ihave.is_empty() {
+            if self.holds_gossip_for(cx.node, link) {
                 let msgs = [MsgRef { msg, hop }];
                 self.send_with_held_gossip(cx, link, &msgs, Control::default());
                 continue;
