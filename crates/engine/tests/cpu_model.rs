@@ -29,15 +29,7 @@ fn delivery_times(nodes_per_host: u32, cores: u32) -> Vec<u64> {
     );
     let mut sim = Simulation::new(&c, &star(2), &messages(0, 100 * MS, 0, 1, 100)).unwrap();
     sim.run();
-    let mut t: Vec<u64> = sim
-        .output()
-        .deliveries
-        .t_ns
-        .iter()
-        .map(|&t| t as u64)
-        .collect();
-    t.sort_unstable();
-    t
+    sorted_delivery_times(&sim)
 }
 
 #[test]
@@ -135,14 +127,7 @@ fn on_a_limited_uplink_writing_follows_encoding() {
     sim.run();
     let bytes = WireSizes::frame(WireSizes::new(&c.protocol).publish_field(10_000));
     let write = bytes * 1_000; // ns at 1 byte per µs
-    let mut t: Vec<u64> = sim
-        .output()
-        .deliveries
-        .t_ns
-        .iter()
-        .map(|&t| t as u64)
-        .collect();
-    t.sort_unstable();
+    let t = sorted_delivery_times(&sim);
     let first = 100 * MS + 2 * MS + write + 10 * MS;
     assert_eq!(t, vec![first, first + write]);
 }

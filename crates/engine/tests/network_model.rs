@@ -16,18 +16,6 @@ fn wire_bytes(size: u64) -> u64 {
     WireSizes::frame(WireSizes::new(&c.protocol).publish_field(size))
 }
 
-fn sorted_delivery_times(sim: &Simulation) -> Vec<u64> {
-    let mut t: Vec<u64> = sim
-        .output()
-        .deliveries
-        .t_ns
-        .iter()
-        .map(|&t| t as u64)
-        .collect();
-    t.sort_unstable();
-    t
-}
-
 #[test]
 fn one_megabyte_over_ten_megabytes_per_second_and_50ms_arrives_after_150ms() {
     let publish_at = 100 * MS;

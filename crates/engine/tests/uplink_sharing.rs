@@ -21,14 +21,7 @@ fn arrivals(sharing: &str) -> (Vec<u64>, u64) {
     let c = config(9, "floodsub", 10 * MS, 10 * S, 1, patch);
     let mut sim = Simulation::new(&c, &star(8), &messages(0, S, 0, 1, 200_000)).unwrap();
     sim.run();
-    let mut t: Vec<u64> = sim
-        .output()
-        .deliveries
-        .t_ns
-        .iter()
-        .map(|&t| t as u64 - S)
-        .collect();
-    t.sort_unstable();
+    let t: Vec<u64> = sorted_delivery_times(&sim).iter().map(|&t| t - S).collect();
     let wire = sim.traffic(0)[0].bytes_sent / 8;
     (t, wire)
 }

@@ -196,3 +196,16 @@ pub fn drops(sim: &Simulation, reason: &str) -> u64 {
         .map(|(_, count)| count)
         .sum()
 }
+
+/// Every delivery time of the run, in order.
+pub fn sorted_delivery_times(sim: &Simulation) -> Vec<u64> {
+    let mut t: Vec<u64> = sim
+        .output()
+        .deliveries
+        .t_ns
+        .iter()
+        .map(|&t| t as u64)
+        .collect();
+    t.sort_unstable();
+    t
+}
