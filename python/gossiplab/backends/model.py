@@ -25,7 +25,7 @@ from gossiplab.analysis.tables import (
     POLARS_SCHEMAS,
     RunTables,
 )
-from gossiplab.backends.params import graft_params, protocol_params, score_params
+from gossiplab.backends.params import engine_cpu, graft_params, protocol_params, score_params
 from gossiplab.backends.partial_plan import ROLES, draw_partial_plan
 from gossiplab.errors import Problem, ScenarioError
 from gossiplab.faults import engine_faults
@@ -36,7 +36,6 @@ from gossiplab.geography import (
     place_nodes,
 )
 from gossiplab.scenario import Scenario
-from gossiplab.scenario.cpu import engine_cpu
 from gossiplab.topology import Topology
 from gossiplab.workload import Schedule
 

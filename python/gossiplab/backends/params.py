@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from gossiplab.scenario import ProtocolConfig, ScoreConfig
+from gossiplab.scenario.cpu import CpuConfig
 
 
 def protocol_params(p: ProtocolConfig) -> dict[str, Any]:
@@ -77,4 +78,19 @@ def score_params(score: ScoreConfig) -> dict[str, Any] | None:
     return {
         (f"{name}_ns" if name in _SCORE_DURATIONS else name): value
         for name, value in values.items()
+    }
+
+
+def engine_cpu(cpu: CpuConfig) -> dict[str, Any]:
+    """The engine's `cpu` section (crates/engine/src/config.rs CpuConfig)."""
+    return {
+        "nodes_per_host": cpu.nodes_per_host,
+        "cores": cpu.cores,
+        "per_copy_ns": cpu.per_copy,
+        "per_rpc_received_ns": cpu.per_rpc_received,
+        "per_kb_received_ns": cpu.per_kb_received,
+        "per_rpc_sent_ns": cpu.per_rpc_sent,
+        "per_kb_sent_ns": cpu.per_kb_sent,
+        "per_publish_ns": cpu.per_publish,
+        "sigma": cpu.sigma,
     }

@@ -68,18 +68,3 @@ def fill_measured(data: dict[str, Any]) -> dict[str, Any]:
     measured = {name: f"{ns}ns" for name, ns in MEASURED.items()}
     per_copy = MEASURED_PER_COPY.get(signing, MEASURED_PER_COPY["strict-sign"])
     return {**data, "cpu": {**measured, "per_copy": f"{per_copy}ns", **cpu}}
-
-
-def engine_cpu(cpu: CpuConfig) -> dict[str, Any]:
-    """The engine's `cpu` section (crates/engine/src/config.rs CpuConfig)."""
-    return {
-        "nodes_per_host": cpu.nodes_per_host,
-        "cores": cpu.cores,
-        "per_copy_ns": cpu.per_copy,
-        "per_rpc_received_ns": cpu.per_rpc_received,
-        "per_kb_received_ns": cpu.per_kb_received,
-        "per_rpc_sent_ns": cpu.per_rpc_sent,
-        "per_kb_sent_ns": cpu.per_kb_sent,
-        "per_publish_ns": cpu.per_publish,
-        "sigma": cpu.sigma,
-    }
