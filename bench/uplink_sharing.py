@@ -76,10 +76,22 @@ def receipt_latencies(results: Path) -> list[list[float]]:
     return [sorted(g["ms"].to_list()) for _, g in d.group_by("msg", maintain_order=True)]
 
 
-def one_run(backend: str, seed: int, latency: str, work: Path) -> dict[str, Any]:
+def one_run(
+    backend: str,
+    seed: int,
+    latency: str,
+    work: Path,
+    sharing: str | None = None,
+    quic: bool = False,
+) -> dict[str, Any]:
     s = load_scenario(SCENARIO)
     s = s.model_copy(update={"backend": backend, "seed": seed})
     overrides: dict[str, Any] = {"latency": parse_duration(latency)}
+    if sharing is not None:
+        overrides["uplink_sharing"] = sharing
+    if quic:
+        # What the simnet scenarios give the model for quic-go's congestion start.
+        overrides |= {"initial_window": 28, "slow_start_after_idle": False, "pacing": True}
     s = s.model_copy(update={"network": s.network.model_copy(update=overrides)})
     if backend == "testbed":
         s = s.model_copy(
@@ -120,16 +132,32 @@ def main() -> None:
     parser.add_argument("--slow-start-after-idle", type=int, default=1, choices=[0, 1])
     parser.add_argument("--congestion", default="bbr", help="tcp_congestion_control")
     parser.add_argument("--latency", default="20ms")
+    parser.add_argument(
+        "--uplink-sharing", choices=["fair", "fifo", "window"], help="the model's discipline"
+    )
+    parser.add_argument(
+        "--quic",
+        action="store_true",
+        help="model: QUIC's congestion start as the simnet scenarios set it (initial_window "
+        "28, no restart after idle, pacing)",
+    )
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--json", type=Path, help="also write every latency here")
     args = parser.parse_args()
     if args.backend == "testbed":
         _patch_testbed(args.qdisc, args.slow_start_after_idle, args.congestion)
     with tempfile.TemporaryDirectory(prefix="uplink-sharing-") as tmp:
-        runs = [one_run(args.backend, 100 + i, args.latency, Path(tmp)) for i in range(args.reps)]
+        runs = [
+            one_run(args.backend, 100 + i, args.latency, Path(tmp), args.uplink_sharing, args.quic)
+            for i in range(args.reps)
+        ]
     label = (
         f"{args.backend} qdisc={args.qdisc} ssai={args.slow_start_after_idle} cc={args.congestion}"
     )
+    if args.uplink_sharing:
+        label += f" uplink_sharing={args.uplink_sharing}"
+    if args.quic:
+        label += " quic"
     for skip_first, what in [(False, "all messages"), (True, "after the first")]:
         print(f"{label} latency={args.latency} ({what}): rank p50 [min, max] ms")
         for row in table(runs, skip_first):

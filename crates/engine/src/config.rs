@@ -210,6 +210,10 @@ pub enum UplinkSharing {
     /// RPCs are written whole, in the order they were queued across connections: one
     /// FIFO interface queue (Shadow's default `interface_qdisc`).
     Fifo,
+    /// Each connection releases what its congestion window allows into one FIFO queue
+    /// of the uplink; acknowledgements return a round trip after the bytes left
+    /// (`window.rs`): TCP or QUIC flows through a FIFO qdisc or link.
+    Window,
 }
 
 /// yamux's initial stream window (go-yamux `const.go`: `initialStreamWindow`).

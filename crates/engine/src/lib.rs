@@ -39,6 +39,8 @@ pub mod sim;
 mod split;
 mod topics;
 pub mod transport;
+mod uplink_window;
+pub mod window;
 pub mod wire;
 
 pub use config::{Config, Time};

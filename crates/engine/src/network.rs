@@ -51,7 +51,7 @@ pub const RTO_MIN: Time = 200_000_000;
 const DUPACK_THRESHOLD: u64 = 3;
 /// Upper bound of the congestion window (bytes), far above any bandwidth-delay product
 /// the scenarios use.
-const MAX_CWND: u64 = 64 * 1024 * 1024;
+pub const MAX_CWND: u64 = 64 * 1024 * 1024;
 /// quic-go's pacer burst: 10 packets (`pacer.go` maxBurstSizePackets) of 1,280 B
 /// (`protocol/params.go` InitialPacketSize).
 pub const PACER_BURST: u64 = 10 * 1280;
@@ -66,6 +66,15 @@ pub fn serialization_ns(bytes: u64, bps: u64) -> Time {
     }
     let bits = u128::from(bytes) * 8 * NANOS_PER_SECOND;
     bits.div_ceil(u128::from(bps)) as Time
+}
+
+/// A new connection's window in bytes; `segments` 0 (no slow start) opens it fully.
+pub fn initial_window_bytes(segments: u64) -> u64 {
+    if segments == 0 {
+        MAX_CWND
+    } else {
+        (segments * MSS).min(MAX_CWND)
+    }
 }
 
 /// Segments of an RPC of `bytes` bytes.
@@ -278,6 +287,16 @@ impl Network {
         self.upload_bps[node as usize]
     }
 
+    /// Whether connections pace their packets (quic-go's pacer).
+    pub fn pacing(&self) -> bool {
+        self.pacing
+    }
+
+    /// Whether an idle connection's window restarts (Linux's default).
+    pub fn restarts_after_idle(&self) -> bool {
+        self.slow_start_after_idle
+    }
+
     /// Extra delay from lost segments of an RPC of `bytes` on `link` with this RTT.
     fn retransmission_delay(&mut self, link: u32, bytes: u64, rtt: Time) -> Time {
         let p = self.loss[link as usize];
@@ -357,16 +376,34 @@ impl Network {
         latency: Time,
         bytes: u64,
     ) -> Time {
-        let jitter = if self.jitter_ns > 0 {
-            self.jitter_rng.below(self.jitter_ns + 1)
-        } else {
-            0
-        };
+        let jitter = self.jitter();
         let rtt = 2 * latency;
         let lost = self.retransmission_delay(link, bytes, rtt)
             + self.warm_up_delay(link, started, sent, bytes, rtt);
+        self.arrive(link, sent + latency + jitter + lost)
+    }
+
+    /// Like `propagate`, for an RPC whose congestion window and pacing the sender's
+    /// uplink already applied (`uplink_sharing = "window"`): only jitter and loss add.
+    pub fn propagate_windowed(&mut self, sent: Time, link: u32, latency: Time, bytes: u64) -> Time {
+        let jitter = self.jitter();
+        let lost = self.retransmission_delay(link, bytes, 2 * latency);
+        self.arrive(link, sent + latency + jitter + lost)
+    }
+
+    fn jitter(&mut self) -> Time {
+        if self.jitter_ns > 0 {
+            self.jitter_rng.below(self.jitter_ns + 1)
+        } else {
+            0
+        }
+    }
+
+    /// The RPC's last byte reaches the receiver at `at`, or behind the connection's
+    /// previous RPC (in-order delivery).
+    fn arrive(&mut self, link: u32, at: Time) -> Time {
         let last = &mut self.last_arrival[link as usize];
-        let arrival = (sent + latency + jitter + lost).max(*last);
+        let arrival = at.max(*last);
         *last = arrival;
         arrival
     }

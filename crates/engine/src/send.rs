@@ -167,6 +167,10 @@ impl Simulation {
         let was_idle = queue.rpcs.is_empty();
         queue.push(rpc, urgent);
         self.hand_over(link);
+        if self.transport.sharing == UplinkSharing::Window {
+            self.release(sender, link);
+            return;
+        }
         // Fair: the ring lists connections with data; FIFO: one entry per RPC queued.
         if was_idle || self.transport.sharing == UplinkSharing::Fifo {
             self.transport.uplinks[sender as usize].ring.push_back(link);
@@ -177,7 +181,7 @@ impl Simulation {
     }
 
     /// Let `link`'s transport take what its buffer allows from the outbound queue.
-    fn hand_over(&mut self, link: u32) {
+    pub(crate) fn hand_over(&mut self, link: u32) {
         let rpcs = &self.rpcs;
         self.transport.links[link as usize]
             .hand_over(self.transport.buffer, |r| rpcs.get(r).total_bytes().max(1));
@@ -203,6 +207,10 @@ impl Simulation {
 
     /// The uplink finished a chunk: maybe an RPC leaves, then the next connection's turn.
     pub(crate) fn uplink_done(&mut self, node: u32) {
+        if self.transport.sharing == UplinkSharing::Window {
+            self.piece_done(node);
+            return;
+        }
         let uplink = &mut self.transport.uplinks[node as usize];
         let (link, chunk) = uplink.current.take().expect("a chunk was being written");
         let ring_head = uplink.ring.pop_front();
@@ -222,7 +230,7 @@ impl Simulation {
 
     /// The RPC's last byte left the sender now (its first at `started`): schedule its
     /// arrival (unless a fault loses it).
-    fn depart(&mut self, sender: u32, link: u32, rpc: u32, started: Time) {
+    pub(crate) fn depart(&mut self, sender: u32, link: u32, rpc: u32, started: Time) {
         self.depart_at(sender, link, rpc, started, self.now());
     }
 
@@ -242,7 +250,13 @@ impl Simulation {
         }
         let bytes = self.rpcs.get(rpc).total_bytes();
         let latency = self.links.latency[link as usize];
-        let arrival = self.net.propagate(started, sent, link, latency, bytes);
+        let windowed =
+            self.transport.sharing == UplinkSharing::Window && self.net.upload_bps(sender) > 0;
+        let arrival = if windowed {
+            self.net.propagate_windowed(sent, link, latency, bytes)
+        } else {
+            self.net.propagate(started, sent, link, latency, bytes)
+        };
         let receiver = self.links.peer[link as usize];
         let event = if self.net.has_downlink_limit(receiver) {
             Event::Arrive { link, rpc }

@@ -7,7 +7,7 @@ use crate::cpu::Cpu;
 use crate::error::EngineError;
 use crate::inputs::{EdgeProperties, Message, Schedule};
 use crate::links::Links;
-use crate::network::{pair_latency, pair_loss, partitions, Network};
+use crate::network::{initial_window_bytes, pair_latency, pair_loss, partitions, Network};
 use crate::node::NodeState;
 use crate::output::{MessageTraffic, Output, Receipts};
 use crate::partial::Partial;
@@ -75,7 +75,8 @@ impl Simulation {
                 links.len(),
                 config.network.uplink_sharing,
                 config.network.send_buffer_bytes,
-            ),
+            )
+            .with_initial_window(initial_window_bytes(config.network.initial_window_segments)),
             proto: config.protocol.clone(),
             links,
             net,

@@ -164,6 +164,7 @@ impl Simulation {
             Event::Encoded { link } => self.encoded(link),
             Event::Signed { msg } => self.signed(msg),
             Event::UplinkDone { node } => self.uplink_done(node),
+            Event::WindowOpen { link } => self.window_open(link),
             Event::Validated {
                 node,
                 msg,

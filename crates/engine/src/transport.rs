@@ -28,6 +28,10 @@
 //! - fifo: RPCs are written whole in the order they were queued, across connections:
 //!   one FIFO interface queue, as Shadow's default `interface_qdisc`, so the first copy
 //!   arrives after one copy's time and the last after all of them.
+//! - window: each connection releases into one FIFO queue of the uplink, in pieces of at
+//!   most 16 KiB, what its congestion window allows (`window.rs`); the sharing follows
+//!   from when each window reopens, so a connection with a short round trip gets more of
+//!   the uplink than one waiting for its acknowledgements.
 //!
 //! With unlimited upload capacity nothing ever waits and RPCs leave at once.
 
@@ -35,6 +39,7 @@ use std::collections::VecDeque;
 
 use crate::config::{Time, UplinkSharing};
 use crate::rpc::Control;
+use crate::window::Window;
 
 /// Bytes the uplink sends for one connection before serving the next.
 pub const CHUNK: u64 = 16 * 1024;
@@ -61,6 +66,9 @@ pub struct LinkQueue {
     /// The writer, when writing costs CPU (boxed: links are many, and most runs have
     /// no such cost).
     pub(crate) writer: Option<Box<Writer>>,
+    /// The congestion window, when the uplink is shared by windows (boxed, made at the
+    /// connection's first send).
+    pub(crate) window: Option<Box<Window>>,
 }
 
 /// A connection's writer goroutine, when writing costs CPU.
@@ -145,6 +153,8 @@ pub struct Uplink {
     pub(crate) ring: VecDeque<u32>,
     /// The chunk being written: (link, bytes), if any.
     pub(crate) current: Option<(u32, u64)>,
+    /// Window sharing: the pieces the connections released, (link, bytes), in order.
+    pub(crate) pieces: VecDeque<(u32, u64)>,
 }
 
 pub struct Transport {
@@ -153,6 +163,8 @@ pub struct Transport {
     pub sharing: UplinkSharing,
     /// Bytes a connection's transport takes from its queue (`send_buffer_bytes`).
     pub buffer: u64,
+    /// A new connection's congestion window in bytes (window sharing).
+    pub initial_window: u64,
 }
 
 impl Transport {
@@ -162,7 +174,22 @@ impl Transport {
             uplinks: (0..nodes).map(|_| Uplink::default()).collect(),
             sharing,
             buffer,
+            initial_window: 0,
         }
+    }
+
+    /// Window sharing: a new connection's window is `bytes`.
+    pub fn with_initial_window(mut self, bytes: u64) -> Self {
+        self.initial_window = bytes;
+        self
+    }
+
+    /// `link`'s congestion window, made when first needed.
+    pub fn window(&mut self, link: u32) -> &mut Window {
+        let initial = self.initial_window;
+        self.links[link as usize]
+            .window
+            .get_or_insert_with(|| Box::new(Window::new(initial)))
     }
 
     /// RPCs waiting in `link`'s outbound queue, not counting those the transport took
@@ -179,6 +206,7 @@ impl Transport {
         match self.sharing {
             UplinkSharing::Fair => left.min(CHUNK),
             UplinkSharing::Fifo => left,
+            UplinkSharing::Window => unreachable!("window sharing writes pieces"),
         }
     }
 }

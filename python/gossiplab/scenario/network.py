@@ -220,9 +220,10 @@ class NetworkConfig(Section):
     # round trip), as simnet's QUIC hosts send; it paces the window, so needs slow start.
     pacing: bool = False
     # How a node's uplink serves its connections: "fair" (turns of 16 KiB: TCP flows
-    # through the kernel's FIFO qdisc, measured) or "fifo" (whole RPCs in queueing order:
-    # Shadow's interface queue). See docs/network-calibration.md.
-    uplink_sharing: Literal["fair", "fifo"] = "fair"
+    # through the kernel's FIFO qdisc, measured), "fifo" (whole RPCs in queueing order:
+    # Shadow's interface queue) or "window" (each connection releases what its congestion
+    # window allows into one FIFO queue). See docs/network-calibration.md.
+    uplink_sharing: Literal["fair", "fifo", "window"] = "fair"
     # Bytes per connection the transport takes from the 32-RPC outbound queue (yamux's
     # initial stream window); what it took can no longer be overtaken by IDONTWANT.
     send_buffer: Size = Field(default=256 * 1024, ge=0)

@@ -1,0 +1,218 @@
+//! One connection's congestion window, when a node's uplink is shared by windows
+//! (`network.uplink_sharing = "window"`; the uplink side is in `send.rs`).
+//!
+//! A connection releases into its sender's uplink only what its window allows: bytes
+//! released and not yet acknowledged count against it, including those still waiting in
+//! the uplink's queue (Linux counts a segment in flight from the moment TCP hands it to
+//! the qdisc: `tcp_output.c:tcp_write_xmit` checks `tcp_cwnd_test` against
+//! `tcp_packets_in_flight`; quic-go's `sent_packet_handler.go:SentPacket` adds to
+//! `bytesInFlight` when the packet is sent to the socket). The bytes that left the uplink
+//! are acknowledged one round trip later; each acknowledgement frees its bytes and, in
+//! slow start, grows the window by as many (Linux `tcp_cong.c:tcp_slow_start`,
+//! `cwnd += acked`; quic-go `internal/congestion/cubic_sender.go:maybeIncreaseCwnd`, one
+//! datagram per acknowledged datagram), but only while the connection used more than
+//! half of its window (Linux `tcp.h:tcp_is_cwnd_limited` in slow start, quic-go
+//! `cubic_sender.go:isCwndLimited`), so an idle or lightly used connection keeps its
+//! window. No loss is modelled as a congestion event, so the window stays in slow start.
+//!
+//! Acknowledgements are kept per piece of at most 16 KiB that left the uplink, in order,
+//! and applied when the connection next has something to release, or by an event when
+//! it waits for them: events go with pieces and waits, not with packets.
+//!
+//! With `slow_start_after_idle`, a connection with nothing in flight that released
+//! nothing for longer than its retransmission timeout restarts from a smaller window
+//! (`tcp_output.c:tcp_cwnd_restart`, measured from `lsndtime`, the last transmission).
+//! With pacing, releases also wait for quic-go's pacer (`internal/congestion/pacer.go`):
+//! a bucket of at most `pacer_burst` bytes refilled at twice the window per round trip
+//! (`cubic_sender.go:pacingRate` in slow start); a wait ends when the bucket holds the
+//! whole next piece (at most one burst), so the last byte of each burst leaves when
+//! quic-go's would, its first ones up to a burst's time later.
+
+use std::collections::VecDeque;
+
+use crate::config::Time;
+use crate::network::{linux_rto, paced_bytes, pacer_burst, restart_window};
+
+/// Largest piece a connection releases at once: the unit of the uplink's queue and of
+/// acknowledgements.
+pub const PIECE: u64 = 16 * 1024;
+
+/// The congestion window of one directed connection.
+pub struct Window {
+    /// Bytes the connection may have in flight.
+    pub(crate) cwnd: u64,
+    /// Bytes released into the uplink and not yet acknowledged.
+    pub(crate) in_flight: u64,
+    /// Acknowledgements on their way back: (when they reach the sender, bytes), in order.
+    acks: VecDeque<(Time, u64)>,
+    /// Index, among the link's RPCs, of the one being released (those before it are
+    /// released whole), and its bytes still to release (0: none released yet).
+    pub(crate) cursor: u32,
+    pub(crate) cursor_left: u64,
+    /// When the connection last released bytes (Linux's `lsndtime`); None: never.
+    last_release: Option<Time>,
+    /// Bytes in the pacer's bucket at `pace_at` (u64::MAX: full).
+    pace_budget: u64,
+    pace_at: Time,
+    /// When a `WindowOpen` event is due for this connection, if any.
+    pub(crate) wake_at: Option<Time>,
+}
+
+impl Window {
+    /// A new connection's window of `initial` bytes.
+    pub fn new(initial: u64) -> Self {
+        Self {
+            cwnd: initial,
+            in_flight: 0,
+            acks: VecDeque::new(),
+            cursor: 0,
+            cursor_left: 0,
+            last_release: None,
+            pace_budget: u64::MAX,
+            pace_at: 0,
+            wake_at: None,
+        }
+    }
+
+    /// Bytes the window lets the connection release now.
+    pub fn room(&self) -> u64 {
+        self.cwnd.saturating_sub(self.in_flight)
+    }
+
+    /// Apply the acknowledgements that reached the sender by `now`; the window grows by
+    /// each one's bytes while more than half of it was in use, up to `max`.
+    pub fn acknowledge(&mut self, now: Time, max: u64) {
+        while let Some(&(at, bytes)) = self.acks.front() {
+            if at > now {
+                return;
+            }
+            self.acks.pop_front();
+            let prior = self.in_flight;
+            self.in_flight -= bytes;
+            if prior > self.cwnd / 2 {
+                self.cwnd = (self.cwnd + bytes).min(max);
+            }
+        }
+    }
+
+    /// When the next acknowledgement reaches the sender, if one is on its way.
+    pub fn next_ack(&self) -> Option<Time> {
+        self.acks.front().map(|&(at, _)| at)
+    }
+
+    /// A piece of `bytes` left the uplink at `now`; its acknowledgement comes `rtt` later.
+    pub fn left(&mut self, now: Time, bytes: u64, rtt: Time) {
+        self.acks.push_back((now + rtt, bytes));
+    }
+
+    /// Linux's restart after idle: nothing in flight and nothing released for longer
+    /// than the retransmission timeout of a path with round trip `rtt`.
+    pub fn restart_if_idle(&mut self, now: Time, initial: u64, rtt: Time) {
+        if self.in_flight > 0 {
+            return;
+        }
+        if let Some(last) = self.last_release {
+            self.cwnd = restart_window(self.cwnd, initial, now - last, linux_rto(rtt));
+        }
+    }
+
+    /// `bytes` released at `now`.
+    pub fn release(&mut self, now: Time, bytes: u64) {
+        self.in_flight += bytes;
+        self.last_release = Some(now);
+        self.cursor_left -= bytes;
+        if self.cursor_left == 0 {
+            self.cursor += 1;
+        }
+    }
+
+    /// The pacer's bucket at `now` on a path with round trip `rtt`, after its refill.
+    pub fn pacer_budget(&mut self, now: Time, rtt: Time) -> u64 {
+        let burst = pacer_burst(self.cwnd, rtt);
+        let refill = paced_bytes(now - self.pace_at, self.cwnd, rtt);
+        let budget = (u128::from(self.pace_budget) + refill).min(u128::from(burst)) as u64;
+        self.pace_budget = budget;
+        self.pace_at = now;
+        budget
+    }
+
+    /// `bytes` left the pacer's bucket (after `pacer_budget` at the same instant).
+    pub fn pace(&mut self, bytes: u64) {
+        self.pace_budget -= bytes;
+    }
+
+    /// When the bucket, refilled from its level at the last `pacer_budget`, holds `bytes`.
+    pub fn pacer_ready_at(&self, bytes: u64, rtt: Time) -> Time {
+        let missing = u128::from(bytes.saturating_sub(self.pace_budget));
+        let ns = (missing * u128::from(rtt.max(1))).div_ceil(2 * u128::from(self.cwnd.max(1)));
+        self.pace_at + ns as Time
+    }
+
+    /// The largest piece the pacer ever lets out at once.
+    pub fn pacer_limit(&self, rtt: Time) -> u64 {
+        pacer_burst(self.cwnd, rtt)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::network::MSS;
+
+    const MAX: u64 = 64 * 1024 * 1024;
+
+    #[test]
+    fn an_acknowledgement_grows_a_used_window_by_its_bytes() {
+        // tcp_slow_start: cwnd += acked; only while more than half of it is in flight.
+        let mut w = Window::new(10 * MSS);
+        w.cursor_left = 100_000;
+        w.release(0, 10 * MSS);
+        w.left(5, 10 * MSS, 100);
+        w.acknowledge(104, MAX);
+        assert_eq!((w.cwnd, w.in_flight), (10 * MSS, 10 * MSS), "not due yet");
+        w.acknowledge(105, MAX);
+        assert_eq!((w.cwnd, w.in_flight), (20 * MSS, 0));
+        // A quarter of the window in flight: acknowledged without growth.
+        w.release(200, 5 * MSS);
+        w.left(200, 5 * MSS, 100);
+        w.acknowledge(300, MAX);
+        assert_eq!((w.cwnd, w.in_flight), (20 * MSS, 0));
+    }
+
+    #[test]
+    fn the_release_cursor_moves_to_the_next_rpc_when_one_is_released_whole() {
+        let mut w = Window::new(10 * MSS);
+        w.cursor_left = 3_000;
+        w.release(0, 1_000);
+        assert_eq!((w.cursor, w.cursor_left), (0, 2_000));
+        w.release(0, 2_000);
+        assert_eq!((w.cursor, w.cursor_left), (1, 0));
+    }
+
+    #[test]
+    fn an_idle_window_restarts_only_with_nothing_in_flight() {
+        // Linux: RTO = RTT + 200 ms; idle 2 s with a 40 ms round trip: back to initial.
+        let mut w = Window::new(80 * MSS);
+        w.cursor_left = 1_000;
+        w.release(0, 1_000);
+        w.restart_if_idle(2_000_000_000, 10 * MSS, 40_000_000);
+        assert_eq!(w.cwnd, 80 * MSS, "in flight: kept");
+        w.left(0, 1_000, 40_000_000);
+        w.acknowledge(40_000_000, MAX);
+        w.restart_if_idle(2_000_000_000, 10 * MSS, 40_000_000);
+        assert_eq!(w.cwnd, 10 * MSS);
+    }
+
+    #[test]
+    fn the_pacer_refills_at_twice_the_window_per_round_trip() {
+        // 28 segments (40,880 B) over 100 ms: 817.6 kB/s; burst 12,800 B (pacer.go).
+        let rtt = 100_000_000;
+        let mut w = Window::new(28 * MSS);
+        assert_eq!(w.pacer_budget(0, rtt), 12_800);
+        w.pace(12_800);
+        // 12,800 B more take 12,800 / 817.6 kB/s = 15.656 ms.
+        let ready = w.pacer_ready_at(12_800, rtt);
+        assert_eq!(ready, (12_800u64 * rtt).div_ceil(2 * 28 * MSS));
+        assert_eq!(w.pacer_budget(ready, rtt), 12_800);
+    }
+}
