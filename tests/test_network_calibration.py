@@ -89,3 +89,16 @@ def test_fifo_sends_the_copies_one_after_the_other_fair_together(tmp_path: Path)
     assert fair_last == pytest.approx(expected, abs=1)
     # FIFO's last copy is written in the last 80 ms and then waits its own rounds.
     assert fifo_last == pytest.approx(640 + 20 + slow_start_wait_ms(500_000, 80, 40), abs=1)
+
+
+def test_window_copies_end_one_last_round_apart(tmp_path: Path) -> None:
+    # Every message follows 2 s of idle, so every connection restarts from 10 segments:
+    # 500 kB takes rounds of 14.6, 29.2, 58.4, 116.8 and 233.6 kB (31 x 14.6 kB), then
+    # the rest. A connection's round is one block in the uplink's FIFO queue, so the 8
+    # copies end one after the other, each one last round's writing after the previous.
+    first, last = first_and_last_copy_ms("window", tmp_path)
+    traffic = pl.read_parquet(tmp_path / "window" / "traffic.parquet")
+    payload = traffic.filter((pl.col("node") == 0) & (pl.col("kind") == "payload"))
+    copy = payload["bytes_sent"][0] / payload["msgs_sent"][0]
+    last_round_ms = (copy - 31 * 14_600) * 8 / 50e6 * 1e3
+    assert last - first == pytest.approx(7 * last_round_ms, abs=0.05)
