@@ -26,19 +26,36 @@
 //! stream per host, so the model's latency tails come from the costs themselves.
 
 use crate::config::{CpuConfig, Time};
+use crate::goroutines::Goroutine;
+use crate::queue::{Event, EventQueue};
 use crate::rng::Rng;
+use crate::slices::{kernel_default_slice, Slices};
+
+/// The costs, in the order of `CpuConfig::sigmas`.
+#[derive(Clone, Copy)]
+pub enum Cost {
+    RpcReceived = 0,
+    KbReceived = 1,
+    RpcSent = 2,
+    KbSent = 3,
+    Copy = 4,
+    Publish = 5,
+}
 
 pub struct Cpu {
     nodes_per_host: u32,
     cores: usize,
     /// When each core of each host is next free (host h's cores at h × cores ..).
     core_free: Vec<Time>,
-    /// Lognormal draws per host (unused when `sigma` is 0).
+    /// Lognormal draws per host (unused when every sigma is 0).
     rng: Vec<Rng>,
     /// When each directed link's reading goroutine (at its receiver) is next free.
     reader_free: Vec<Time>,
-    /// exp(−σ²/2): a lognormal's median over its mean.
-    median_over_mean: f64,
+    /// Each cost's σ, and exp(−σ²/2): a lognormal's median over its mean.
+    sigma: [f64; 6],
+    median_over_mean: [f64; 6],
+    /// Hosts whose nodes outnumber their cores run them in time slices.
+    slices: Option<Slices>,
     pub(crate) costs: CpuConfig,
 }
 
@@ -46,21 +63,30 @@ impl Cpu {
     pub fn new(config: &CpuConfig, nodes: u32, seed: u64) -> Self {
         let per_host = config.nodes_per_host.max(1);
         let hosts = nodes.div_ceil(per_host).max(1) as usize;
-        let cores = config.cores.max(1) as usize;
-        let rng = if config.sigma > 0.0 {
+        let cores = config.cores.max(1);
+        let sigma = config.sigmas().map(|(_, s)| s);
+        let rng = if sigma.iter().any(|&s| s > 0.0) {
             (0..hosts)
                 .map(|h| Rng::for_stream(seed, "cpu", h as u64))
                 .collect()
         } else {
             Vec::new()
         };
+        let slices = (per_host > cores).then(|| {
+            let slice = config
+                .time_slice_ns
+                .unwrap_or_else(|| kernel_default_slice(cores));
+            Slices::new(nodes, per_host, cores, slice)
+        });
         Self {
             nodes_per_host: per_host,
-            cores,
-            core_free: vec![0; hosts * cores],
+            cores: cores as usize,
+            core_free: vec![0; hosts * cores as usize],
             rng,
             reader_free: Vec::new(),
-            median_over_mean: (-config.sigma * config.sigma / 2.0).exp(),
+            sigma,
+            median_over_mean: sigma.map(|s| (-s * s / 2.0).exp()),
+            slices,
             costs: config.clone(),
         }
     }
@@ -69,22 +95,55 @@ impl Cpu {
         (node / self.nodes_per_host) as usize
     }
 
-    /// The time one piece of work of mean cost `mean` takes (a lognormal draw when
-    /// `sigma` > 0).
-    fn draw(&mut self, host: usize, mean: Time) -> Time {
-        if self.rng.is_empty() || mean == 0 {
+    /// True if `node`'s host runs its nodes in time slices (`slices.rs`).
+    pub fn time_sliced(&self) -> bool {
+        self.slices.is_some()
+    }
+
+    /// The time one piece of work of mean cost `mean` of kind `cost` takes on `node`'s
+    /// host (a lognormal draw when its σ > 0).
+    pub fn draw(&mut self, node: u32, mean: Time, cost: Cost) -> Time {
+        let sigma = self.sigma[cost as usize];
+        if mean == 0 || sigma == 0.0 {
             return mean;
         }
-        let median = mean as f64 * self.median_over_mean;
-        let x = median * (self.costs.sigma * self.rng[host].normal()).exp();
+        let host = self.host_of(node);
+        let median = mean as f64 * self.median_over_mean[cost as usize];
+        let x = median * (sigma * self.rng[host].normal()).exp();
         x.round().max(0.0) as Time
     }
 
-    /// Run work of mean cost `mean` for `node`, ready at `ready`: it takes the host's
-    /// first free core after the work submitted before it. Returns when it is done.
-    pub fn run(&mut self, node: u32, ready: Time, mean: Time) -> Time {
+    /// A per-RPC cost plus a per-kB one: one draw for the sum when both have the same
+    /// σ, else one each.
+    fn draw_pair(&mut self, node: u32, rpc: (Time, Cost), kb: (Time, Cost)) -> Time {
+        if self.sigma[rpc.1 as usize] == self.sigma[kb.1 as usize] {
+            return self.draw(node, rpc.0 + kb.0, rpc.1);
+        }
+        self.draw(node, rpc.0, rpc.1) + self.draw(node, kb.0, kb.1)
+    }
+
+    /// CPU time `node` takes to read an RPC of `bytes` bytes.
+    pub fn read_cost(&mut self, node: u32, bytes: u64) -> Time {
+        let rpc = (self.costs.per_rpc_received_ns, Cost::RpcReceived);
+        let kb = (
+            self.costs.per_kb_received_ns * bytes / 1000,
+            Cost::KbReceived,
+        );
+        self.draw_pair(node, rpc, kb)
+    }
+
+    /// CPU time `node` takes to write an RPC of `bytes` bytes.
+    pub fn write_cost(&mut self, node: u32, bytes: u64) -> Time {
+        let rpc = (self.costs.per_rpc_sent_ns, Cost::RpcSent);
+        let kb = (self.costs.per_kb_sent_ns * bytes / 1000, Cost::KbSent);
+        self.draw_pair(node, rpc, kb)
+    }
+
+    /// Run work taking `cost` for `node`, ready at `ready`, on a host that is not
+    /// time-sliced: it takes the host's first free core after the work submitted before
+    /// it. Returns when it is done.
+    pub fn run(&mut self, node: u32, ready: Time, cost: Time) -> Time {
         let host = self.host_of(node);
-        let cost = self.draw(host, mean);
         let first = host * self.cores;
         let core = if self.cores == 1 {
             first
@@ -97,28 +156,55 @@ impl Cpu {
         done
     }
 
-    /// `receiver` reads an RPC of `bytes` bytes that arrived on `link` at `now`: after
+    /// Work taking `cost` for `node`'s goroutine `g`, ready now; `event` happens when it
+    /// is done (the goroutine matters on time-sliced hosts only).
+    pub fn submit(
+        &mut self,
+        queue: &mut EventQueue,
+        node: u32,
+        g: Goroutine,
+        cost: Time,
+        event: Event,
+    ) {
+        match &mut self.slices {
+            Some(slices) => slices.submit(queue, node, g, cost, event),
+            None => {
+                let done = self.run(node, queue.now(), cost);
+                queue.push(done, node, event);
+            }
+        }
+    }
+
+    /// A time-sliced host's core ticked: the event of the piece of work it finished.
+    pub fn tick_finish(&mut self, host: u32, core: u32, now: Time) -> Option<Event> {
+        let slices = self.slices.as_mut().expect("ticks come from time slices");
+        slices.finish(host, core, now)
+    }
+
+    /// After `tick_finish` and its event: the core goes on.
+    pub fn tick_next(&mut self, queue: &mut EventQueue, host: u32, core: u32) {
+        let slices = self.slices.as_mut().expect("ticks come from time slices");
+        slices.next(queue, host, core, queue.now());
+    }
+
+    /// `receiver` reads an RPC taking `cost` that arrived on `link` at `now`: after
     /// the RPCs before it on that stream (one reading goroutine per stream,
-    /// `comm.go:handleNewStream`). Returns when it is decoded.
-    pub fn read(&mut self, link: u32, receiver: u32, now: Time, bytes: u64) -> Time {
+    /// `comm.go:handleNewStream`). Returns when it is decoded (hosts not time-sliced).
+    pub fn read(&mut self, link: u32, receiver: u32, now: Time, cost: Time) -> Time {
         let l = link as usize;
         if l >= self.reader_free.len() {
             self.reader_free.resize(l + 1, 0);
         }
         let ready = now.max(self.reader_free[l]);
-        let done = self.run(receiver, ready, self.receive_cost(bytes));
+        let done = self.run(receiver, ready, cost);
         self.reader_free[l] = done;
         done
     }
 
-    /// Mean CPU time to read an RPC of `bytes` bytes.
-    pub fn receive_cost(&self, bytes: u64) -> Time {
-        self.costs.per_rpc_received_ns + self.costs.per_kb_received_ns * bytes / 1000
-    }
-
-    /// Mean CPU time to write an RPC of `bytes` bytes.
-    pub fn send_cost(&self, bytes: u64) -> Time {
-        self.costs.per_rpc_sent_ns + self.costs.per_kb_sent_ns * bytes / 1000
+    /// A node's validation workers: go starts one per CPU of its machine
+    /// (`validation.go:newValidation`, `runtime.NumCPU()`).
+    pub fn validate_workers(&self) -> usize {
+        self.cores
     }
 
     /// True if reading RPCs costs CPU.
@@ -167,7 +253,10 @@ mod tests {
     fn lognormal_costs_keep_their_mean() {
         let mut c = cpu(1, 1, 0.8);
         let n = 200_000;
-        let total = (0..n).fold(0, |t, _| c.run(0, t, 1_000)); // back to back
+        let total = (0..n).fold(0, |t, _| {
+            let cost = c.draw(0, 1_000, Cost::Copy);
+            c.run(0, t, cost) // back to back
+        });
         let mean = total as f64 / n as f64;
         // Mean of a lognormal with median m·e^(−σ²/2) is m; 200k draws: within 1 %.
         assert!((mean - 1_000.0).abs() < 10.0, "mean {mean}");

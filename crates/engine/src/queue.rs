@@ -64,6 +64,8 @@ pub enum Event {
     Encoded { link: u32 },
     /// The publisher of `msg` finished signing it (CPU).
     Signed { msg: u32 },
+    /// A core of a time-sliced host finished a piece of work or a slice (`slices.rs`).
+    CoreTick { host: u32, core: u32 },
 }
 
 impl Event {
@@ -87,6 +89,7 @@ impl Event {
             Event::Decoded { .. } => 12,
             Event::Encoded { .. } => 13,
             Event::Signed { .. } => 14,
+            Event::CoreTick { .. } => 15,
         }
     }
 }
