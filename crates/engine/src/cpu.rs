@@ -249,6 +249,56 @@ mod tests {
         assert_eq!(done, [100, 100, 200, 200]);
     }
 
+    /// `n` draws of a 1 µs mean `cost` with σ = 1 in common and `own` for `cost`.
+    fn draws(cost: Cost, own: f64, n: usize) -> Vec<f64> {
+        let config = CpuConfig {
+            sigma: 1.0,
+            sigma_per_copy: Some(own),
+            sigma_per_publish: Some(own),
+            ..CpuConfig::default()
+        };
+        let mut c = Cpu::new(&config, 1, 11);
+        (0..n).map(|_| c.draw(0, 1_000, cost) as f64).collect()
+    }
+
+    #[test]
+    fn a_cost_with_sigma_zero_is_exact_whatever_the_common_sigma() {
+        assert!(draws(Cost::Copy, 0.0, 1_000).iter().all(|&x| x == 1_000.0));
+        let common = draws(Cost::RpcSent, 0.0, 1_000);
+        assert!(common.iter().any(|&x| x != 1_000.0), "σ = 1 for the others");
+    }
+
+    #[test]
+    fn a_cost_with_its_own_sigma_keeps_its_mean_and_has_the_lognormal_spread() {
+        // Lognormal of mean m and shape σ: median m·e^(−σ²/2), standard deviation
+        // m·√(e^(σ²) − 1). σ = 0.5: median 0.8825 m, deviation 0.5329 m.
+        let mut x = draws(Cost::Publish, 0.5, 200_000);
+        let n = x.len() as f64;
+        let mean = x.iter().sum::<f64>() / n;
+        let sd = (x.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n).sqrt();
+        x.sort_by(f64::total_cmp);
+        let median = x[x.len() / 2];
+        assert!((mean / 1_000.0 - 1.0).abs() < 0.005, "mean {mean}");
+        assert!((sd / 1_000.0 - 0.5329).abs() < 0.01, "sd {sd}");
+        assert!((median / 1_000.0 - 0.8825).abs() < 0.005, "median {median}");
+    }
+
+    #[test]
+    fn a_read_draws_its_parts_apart_when_their_sigmas_differ() {
+        // Per RPC exact (σ 0), per kB σ 1: a read never takes less than its per-RPC part.
+        let config = CpuConfig {
+            per_rpc_received_ns: 500,
+            per_kb_received_ns: 1_000,
+            sigma: 1.0,
+            sigma_per_rpc_received: Some(0.0),
+            ..CpuConfig::default()
+        };
+        let mut c = Cpu::new(&config, 1, 3);
+        let reads: Vec<Time> = (0..1_000).map(|_| c.read_cost(0, 2_000)).collect();
+        assert!(reads.iter().all(|&t| t >= 500));
+        assert!(reads.iter().any(|&t| t < 1_000), "the bytes' part spreads");
+    }
+
     #[test]
     fn lognormal_costs_keep_their_mean() {
         let mut c = cpu(1, 1, 0.8);

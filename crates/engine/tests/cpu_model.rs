@@ -188,3 +188,27 @@ fn on_a_limited_uplink_writing_follows_encoding() {
     let first = 100 * MS + 2 * MS + write + 10 * MS;
     assert_eq!(t, vec![first, first + write]);
 }
+
+#[test]
+fn a_cost_given_sigma_zero_stays_exact_under_a_common_sigma() {
+    // Reading 1 ms and validating 1 ms, σ = 1 for every cost but these two: 50 messages
+    // 5 ms apart on a 10 ms link all arrive 12 ms after publication. With the common σ
+    // for reading, they spread.
+    let run = |read_sigma: f64| {
+        let patch = json!({"cpu": {
+            "per_rpc_received_ns": MS, "per_copy_ns": MS, "sigma": 1.0,
+            "sigma_per_copy": 0.0, "sigma_per_rpc_received": read_sigma,
+            "sigma_per_kb_received": read_sigma
+        }});
+        let c = config(2, "floodsub", 10 * MS, 5 * S, 3, patch);
+        let mut sim =
+            Simulation::new(&c, &line(2), &messages(0, 100 * MS, 5 * MS, 50, 100)).unwrap();
+        sim.run();
+        let d = &sim.output().deliveries;
+        (0..d.len())
+            .map(|i| d.t_ns[i] as u64 - (100 * MS + 5 * MS * u64::from(d.msg[i])))
+            .collect::<Vec<u64>>()
+    };
+    assert!(run(0.0).iter().all(|&lat| lat == 12 * MS));
+    assert!(run(1.0).iter().any(|&lat| lat != 12 * MS));
+}
