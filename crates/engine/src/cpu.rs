@@ -53,6 +53,8 @@ pub struct Cpu {
     reader_free: Vec<Time>,
     /// Each cost's σ, and exp(−σ²/2): a lognormal's median over its mean.
     sigma: [f64; 6],
+    /// Some σ > 0 (else every cost is its mean, with no draw).
+    spread: bool,
     median_over_mean: [f64; 6],
     /// Hosts whose nodes outnumber their cores run them in time slices.
     slices: Option<Slices>,
@@ -85,13 +87,18 @@ impl Cpu {
             rng,
             reader_free: Vec::new(),
             sigma,
+            spread: sigma.iter().any(|&s| s > 0.0),
             median_over_mean: sigma.map(|s| (-s * s / 2.0).exp()),
             slices,
             costs: config.clone(),
         }
     }
 
+    #[inline]
     pub fn host_of(&self, node: u32) -> usize {
+        if self.nodes_per_host == 1 {
+            return node as usize; // no division on the common path
+        }
         (node / self.nodes_per_host) as usize
     }
 
@@ -102,7 +109,11 @@ impl Cpu {
 
     /// The time one piece of work of mean cost `mean` of kind `cost` takes on `node`'s
     /// host (a lognormal draw when its σ > 0).
+    #[inline]
     pub fn draw(&mut self, node: u32, mean: Time, cost: Cost) -> Time {
+        if !self.spread {
+            return mean;
+        }
         let sigma = self.sigma[cost as usize];
         if mean == 0 || sigma == 0.0 {
             return mean;
@@ -115,7 +126,11 @@ impl Cpu {
 
     /// A per-RPC cost plus a per-kB one: one draw for the sum when both have the same
     /// σ, else one each.
+    #[inline]
     fn draw_pair(&mut self, node: u32, rpc: (Time, Cost), kb: (Time, Cost)) -> Time {
+        if !self.spread {
+            return rpc.0 + kb.0;
+        }
         if self.sigma[rpc.1 as usize] == self.sigma[kb.1 as usize] {
             return self.draw(node, rpc.0 + kb.0, rpc.1);
         }
@@ -123,6 +138,7 @@ impl Cpu {
     }
 
     /// CPU time `node` takes to read an RPC of `bytes` bytes.
+    #[inline]
     pub fn read_cost(&mut self, node: u32, bytes: u64) -> Time {
         let rpc = (self.costs.per_rpc_received_ns, Cost::RpcReceived);
         let kb = (
@@ -133,6 +149,7 @@ impl Cpu {
     }
 
     /// CPU time `node` takes to write an RPC of `bytes` bytes.
+    #[inline]
     pub fn write_cost(&mut self, node: u32, bytes: u64) -> Time {
         let rpc = (self.costs.per_rpc_sent_ns, Cost::RpcSent);
         let kb = (self.costs.per_kb_sent_ns * bytes / 1000, Cost::KbSent);
@@ -142,6 +159,7 @@ impl Cpu {
     /// Run work taking `cost` for `node`, ready at `ready`, on a host that is not
     /// time-sliced: it takes the host's first free core after the work submitted before
     /// it. Returns when it is done.
+    #[inline]
     pub fn run(&mut self, node: u32, ready: Time, cost: Time) -> Time {
         let host = self.host_of(node);
         let first = host * self.cores;

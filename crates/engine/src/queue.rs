@@ -16,8 +16,6 @@
 //! Kinds order simultaneous events known in advance; an event scheduled for the very
 //! instant being processed goes after everything already due then.
 
-use std::collections::VecDeque;
-
 use crate::config::Time;
 
 /// What happens. Variants are small: RPC contents live in the simulation's RPC slab.
@@ -106,8 +104,16 @@ struct Entry {
 }
 
 pub struct EventQueue {
-    /// Bucket 0 holds keys equal to `last`, in insertion order.
-    buckets: Vec<VecDeque<Entry>>,
+    /// Bucket 0 holds keys equal to `last`, in insertion order, from `head` on; the
+    /// others are appended to and emptied whole (plain vectors: cheaper than deques).
+    buckets: Vec<Vec<Entry>>,
+    /// Where bucket 0's queued entries start.
+    head: usize,
+    /// The smallest key of each bucket i > 0 (`u64::MAX` when empty), so that the next
+    /// minimum needs no pass over a bucket.
+    mins: [u64; BUCKETS],
+    /// Bit i - 1 set: bucket i > 0 is not empty.
+    filled: u64,
     /// Smallest key still queued is >= last; every key in bucket i > 0 differs from it
     /// first at bit i - 1.
     last: u64,
@@ -130,7 +136,10 @@ impl EventQueue {
             "at most 16.7 million nodes"
         );
         Self {
-            buckets: (0..BUCKETS).map(|_| VecDeque::new()).collect(),
+            buckets: (0..BUCKETS).map(|_| Vec::new()).collect(),
+            head: 0,
+            mins: [u64::MAX; BUCKETS],
+            filled: 0,
             last: 0,
             len: 0,
             now: 0,
@@ -176,35 +185,57 @@ impl EventQueue {
         // An event scheduled for the instant being processed may rank below the one just
         // popped; it cannot jump back, so it queues behind (first in, first out).
         let key = ((time << RANK_BITS) | event.rank()).max(self.last);
-        self.buckets[bucket_of(key, self.last)].push_back(Entry { key, event });
+        self.put(Entry { key, event });
         self.len += 1;
+    }
+
+    /// File `entry` in its bucket relative to `last`.
+    #[inline]
+    fn put(&mut self, entry: Entry) {
+        let b = bucket_of(entry.key, self.last);
+        self.buckets[b].push(entry);
+        if b > 0 {
+            self.mins[b] = self.mins[b].min(entry.key);
+            self.filled |= 1 << (b - 1);
+        }
+    }
+
+    /// True if bucket 0 holds an entry.
+    #[inline]
+    fn ready(&self) -> bool {
+        self.head < self.buckets[0].len()
+    }
+
+    /// The first non-empty bucket after bucket 0.
+    #[inline]
+    fn first_filled(&self) -> Option<usize> {
+        (self.filled != 0).then(|| self.filled.trailing_zeros() as usize + 1)
     }
 
     /// Make bucket 0 hold the smallest key, redistributing the first non-empty bucket.
     fn settle(&mut self) -> bool {
-        if !self.buckets[0].is_empty() {
+        if self.ready() {
             return true;
         }
-        let Some(i) = (1..BUCKETS).find(|&i| !self.buckets[i].is_empty()) else {
+        let Some(i) = self.first_filled() else {
             return false;
         };
-        let min = self.buckets[i]
-            .iter()
-            .map(|e| e.key)
-            .min()
-            .expect("non-empty bucket");
-        self.redistribute(i, min);
+        self.redistribute(i);
         true
     }
 
-    /// Make `min`, the smallest key of bucket `i` (the first non-empty one), the new
-    /// `last`, and spread the bucket over the lower ones.
-    fn redistribute(&mut self, i: usize, min: u64) {
+    /// Make the smallest key of bucket `i` (the first non-empty one) the new `last`, and
+    /// spread the bucket over the lower ones. Bucket 0 is empty then.
+    fn redistribute(&mut self, i: usize) {
+        self.buckets[0].clear();
+        self.head = 0;
         let moving = std::mem::take(&mut self.buckets[i]);
-        self.last = min;
+        self.last = self.mins[i];
+        self.mins[i] = u64::MAX;
+        self.filled &= !(1 << (i - 1));
         // In order, so that equal keys keep their insertion order.
         for entry in &moving {
-            self.buckets[bucket_of(entry.key, self.last)].push_back(*entry);
+            self.put(*entry);
         }
         let mut emptied = moving;
         emptied.clear();
@@ -214,31 +245,16 @@ impl EventQueue {
     /// Time of the next event, if any. Does not move `last`, which only popping may do
     /// (a push may still come for any time from now on).
     pub fn peek_time(&self) -> Option<Time> {
-        if let Some(entry) = self.buckets[0].front() {
-            return Some(entry.key >> RANK_BITS);
+        if self.ready() {
+            return Some(self.buckets[0][self.head].key >> RANK_BITS);
         }
-        let bucket = self.buckets.iter().find(|b| !b.is_empty())?;
-        bucket.iter().map(|e| e.key >> RANK_BITS).min()
+        self.first_filled().map(|i| self.mins[i] >> RANK_BITS)
     }
 
     /// Remove the earliest event if it is due by `until`, and advance the clock to it.
-    /// One pass over a bucket to find its minimum serves both the check and the pop.
     pub fn pop_due(&mut self, until: Time) -> Option<(Time, Event)> {
-        if let Some(entry) = self.buckets[0].front() {
-            if entry.key >> RANK_BITS > until {
-                return None;
-            }
-        } else {
-            let i = (1..BUCKETS).find(|&i| !self.buckets[i].is_empty())?;
-            let min = self.buckets[i]
-                .iter()
-                .map(|e| e.key)
-                .min()
-                .expect("non-empty");
-            if min >> RANK_BITS > until {
-                return None; // `last` stays: a push may still come for any time from now
-            }
-            self.redistribute(i, min);
+        if self.peek_time()? > until {
+            return None; // `last` stays: a push may still come for any time from now
         }
         self.pop()
     }
@@ -248,7 +264,12 @@ impl EventQueue {
         if !self.settle() {
             return None;
         }
-        let entry = self.buckets[0].pop_front().expect("settled");
+        let entry = self.buckets[0][self.head];
+        self.head += 1;
+        if !self.ready() {
+            self.buckets[0].clear(); // keep the vector's room for the next instant
+            self.head = 0;
+        }
         let time = entry.key >> RANK_BITS;
         assert!(time >= self.now, "time ran backwards");
         self.now = time;
