@@ -11,8 +11,10 @@
 //! Why a radix heap: a discrete-event simulation never schedules into the past, so the
 //! keys are monotone, and a radix heap (Ahuja et al. 1990) pushes and pops in amortized
 //! constant time instead of a binary heap's log n. The key is `time << 4 | kind`; bucket
-//! i holds keys whose highest bit differing from the last popped key is bit i - 1, and
-//! every bucket keeps insertion order, so equal keys come out first in, first out.
+//! 0 holds keys equal to the last popped key, and bucket (level, digit) the keys whose
+//! highest 4-bit digit differing from it is at `level` and is `digit` (a radix heap of
+//! base 16). Every bucket keeps insertion order, so equal keys come out first in, first
+//! out.
 //! Kinds order simultaneous events known in advance; an event scheduled for the very
 //! instant being processed goes after everything already due then.
 
@@ -94,7 +96,14 @@ impl Event {
 
 const SOURCE_BITS: u32 = 24;
 const RANK_BITS: u32 = 4;
-const BUCKETS: usize = 65;
+/// Bits per radix digit: bucket (level, digit) > 0 holds keys whose highest digit
+/// differing from `last` is at `level`, with value `digit`. Sixteen buckets per level
+/// move an event at most 16 times, and in practice two or three (against up to 64 with
+/// one bit per level), which is what far-ahead events (CPU work done later) cost.
+const DIGIT_BITS: u32 = 4;
+const DIGITS: usize = 1 << DIGIT_BITS;
+const BUCKETS: usize = 1 + (64 / DIGIT_BITS as usize) * DIGITS;
+const FILLED_WORDS: usize = BUCKETS.div_ceil(64);
 
 #[derive(Clone, Copy, Debug)]
 struct Entry {
@@ -112,10 +121,10 @@ pub struct EventQueue {
     /// The smallest key of each bucket i > 0 (`u64::MAX` when empty), so that the next
     /// minimum needs no pass over a bucket.
     mins: [u64; BUCKETS],
-    /// Bit i - 1 set: bucket i > 0 is not empty.
-    filled: u64,
-    /// Smallest key still queued is >= last; every key in bucket i > 0 differs from it
-    /// first at bit i - 1.
+    /// Bit i set: bucket i > 0 is not empty.
+    filled: [u64; FILLED_WORDS],
+    /// Smallest key still queued is >= last; every key in bucket (level, digit) differs
+    /// from it first in the digit at `level`, which it has as `digit`.
     last: u64,
     len: usize,
     now: Time,
@@ -125,7 +134,13 @@ pub struct EventQueue {
 }
 
 fn bucket_of(key: u64, last: u64) -> usize {
-    (64 - (key ^ last).leading_zeros()) as usize
+    let differ = key ^ last;
+    if differ == 0 {
+        return 0;
+    }
+    let level = (63 - differ.leading_zeros()) / DIGIT_BITS;
+    let digit = (key >> (level * DIGIT_BITS)) as usize & (DIGITS - 1);
+    1 + level as usize * DIGITS + digit
 }
 
 impl EventQueue {
@@ -139,7 +154,7 @@ impl EventQueue {
             buckets: (0..BUCKETS).map(|_| Vec::new()).collect(),
             head: 0,
             mins: [u64::MAX; BUCKETS],
-            filled: 0,
+            filled: [0; FILLED_WORDS],
             last: 0,
             len: 0,
             now: 0,
@@ -196,7 +211,7 @@ impl EventQueue {
         self.buckets[b].push(entry);
         if b > 0 {
             self.mins[b] = self.mins[b].min(entry.key);
-            self.filled |= 1 << (b - 1);
+            self.filled[b / 64] |= 1 << (b % 64);
         }
     }
 
@@ -209,7 +224,8 @@ impl EventQueue {
     /// The first non-empty bucket after bucket 0.
     #[inline]
     fn first_filled(&self) -> Option<usize> {
-        (self.filled != 0).then(|| self.filled.trailing_zeros() as usize + 1)
+        let (w, word) = self.filled.iter().enumerate().find(|(_, w)| **w != 0)?;
+        Some(w * 64 + word.trailing_zeros() as usize)
     }
 
     /// Make bucket 0 hold the smallest key, redistributing the first non-empty bucket.
@@ -232,7 +248,7 @@ impl EventQueue {
         let moving = std::mem::take(&mut self.buckets[i]);
         self.last = self.mins[i];
         self.mins[i] = u64::MAX;
-        self.filled &= !(1 << (i - 1));
+        self.filled[i / 64] &= !(1 << (i % 64));
         // In order, so that equal keys keep their insertion order.
         for entry in &moving {
             self.put(*entry);
