@@ -55,6 +55,8 @@ pub struct Cpu {
     sigma: [f64; 6],
     /// Some σ > 0 (else every cost is its mean, with no draw).
     spread: bool,
+    /// One node per host, one core per host.
+    own_core: bool,
     median_over_mean: [f64; 6],
     /// Hosts whose nodes outnumber their cores run them in time slices.
     slices: Option<Slices>,
@@ -88,6 +90,7 @@ impl Cpu {
             reader_free: Vec::new(),
             sigma,
             spread: sigma.iter().any(|&s| s > 0.0),
+            own_core: per_host == 1 && cores == 1,
             median_over_mean: sigma.map(|s| (-s * s / 2.0).exp()),
             slices,
             costs: config.clone(),
@@ -161,17 +164,26 @@ impl Cpu {
     /// it. Returns when it is done.
     #[inline]
     pub fn run(&mut self, node: u32, ready: Time, cost: Time) -> Time {
-        let host = self.host_of(node);
-        let first = host * self.cores;
-        let core = if self.cores == 1 {
-            first
+        let core = if self.own_core {
+            node as usize // one node on a host of one core: the common case
         } else {
-            let cores = &self.core_free[first..first + self.cores];
-            first + (0..cores.len()).min_by_key(|&c| cores[c]).expect("a core")
+            self.core_of(node)
         };
         let done = ready.max(self.core_free[core]) + cost;
         self.core_free[core] = done;
         done
+    }
+
+    /// The core of `node`'s host that frees up first.
+    fn core_of(&self, node: u32) -> usize {
+        let host = self.host_of(node);
+        let first = host * self.cores;
+        if self.cores == 1 {
+            first
+        } else {
+            let cores = &self.core_free[first..first + self.cores];
+            first + (0..cores.len()).min_by_key(|&c| cores[c]).expect("a core")
+        }
     }
 
     /// Work taking `cost` for `node`'s goroutine `g`, ready now; `event` happens when it
