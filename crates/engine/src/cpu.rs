@@ -1,11 +1,13 @@
 //! Hosts and their cores: where a node's CPU work runs, and how long it takes.
 //!
 //! Nodes sit on hosts, `nodes_per_host` consecutive node ids per host, and each host has
-//! `cores` cores that its nodes share. A piece of work becomes ready at some time and
-//! runs on the host's core that frees up first, after everything submitted before it
-//! (one first-in first-out run queue per host, as Go's scheduler runs goroutines that
-//! became runnable in order). With one node per host and one core (the default) this is
-//! a per-node CPU.
+//! `cores` cores that its nodes share. On a host with at least as many cores as nodes, a
+//! piece of work becomes ready at some time and runs on the host's core that frees up
+//! first, after everything submitted before it (one first-in first-out run queue per
+//! host, as Go's scheduler runs goroutines that became runnable in order); with one node
+//! per host and one core (the default) this is a per-node CPU. A host whose nodes
+//! outnumber its cores runs them in time slices, as the kernel runs processes
+//! (`slices.rs`), and each node's goroutines in turn (`goroutines.rs`).
 //!
 //! What costs CPU, and where it sits in go-libp2p-pubsub v0.17.0:
 //! - a received RPC: `per_rpc_received` + `per_kb_received` × size (decryption, yamux
