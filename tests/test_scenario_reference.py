@@ -15,6 +15,7 @@ from pydantic import BaseModel, PlainSerializer
 
 from gossiplab.scenario import ScoreConfig, parse_scenario
 from gossiplab.scenario import testbed as testbed_schema
+from gossiplab.scenario.cpu import COST_FIELDS as CPU_COSTS
 from gossiplab.scenario.cpu import CpuConfig
 from gossiplab.scenario.faults import (
     AdversaryFault,
@@ -71,6 +72,8 @@ DERIVED = {
     ("testbed", "security"): "with QUIC",
     ("testbed", "muxer"): "with QUIC",
     ("testbed", "router"): "protocol.name",
+    ("cpu", "time_slice"): "Linux's",
+    **{("cpu", f"sigma_{cost}"): "`sigma`" for cost in CPU_COSTS},
 }
 
 

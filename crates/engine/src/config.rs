@@ -57,8 +57,32 @@ pub struct CpuConfig {
     /// Added to each node's `cpu_per_message_ns` for every validated copy.
     pub per_copy_ns: Time,
     pub per_publish_ns: Time,
-    /// Lognormal shape of every cost (0: constant).
+    /// Lognormal shape of every cost (0: constant) that has no sigma of its own below.
     pub sigma: f64,
+    pub sigma_per_rpc_received: Option<f64>,
+    pub sigma_per_kb_received: Option<f64>,
+    pub sigma_per_rpc_sent: Option<f64>,
+    pub sigma_per_kb_sent: Option<f64>,
+    pub sigma_per_copy: Option<f64>,
+    pub sigma_per_publish: Option<f64>,
+    /// The kernel's time slice on a host whose nodes outnumber its cores (`slices.rs`);
+    /// unset: Linux's default for the host's cores.
+    pub time_slice_ns: Option<Time>,
+}
+
+impl CpuConfig {
+    /// Each cost's own sigma, `sigma` where it has none.
+    pub fn sigmas(&self) -> [(&'static str, f64); 6] {
+        let own = |s: Option<f64>| s.unwrap_or(self.sigma);
+        [
+            ("sigma_per_rpc_received", own(self.sigma_per_rpc_received)),
+            ("sigma_per_kb_received", own(self.sigma_per_kb_received)),
+            ("sigma_per_rpc_sent", own(self.sigma_per_rpc_sent)),
+            ("sigma_per_kb_sent", own(self.sigma_per_kb_sent)),
+            ("sigma_per_copy", own(self.sigma_per_copy)),
+            ("sigma_per_publish", own(self.sigma_per_publish)),
+        ]
+    }
 }
 
 impl Default for CpuConfig {
@@ -73,6 +97,13 @@ impl Default for CpuConfig {
             per_copy_ns: 0,
             per_publish_ns: 0,
             sigma: 0.0,
+            sigma_per_rpc_received: None,
+            sigma_per_kb_received: None,
+            sigma_per_rpc_sent: None,
+            sigma_per_kb_sent: None,
+            sigma_per_copy: None,
+            sigma_per_publish: None,
+            time_slice_ns: None,
         }
     }
 }
@@ -509,6 +540,20 @@ impl Config {
         }
         if !(cpu.sigma.is_finite() && cpu.sigma >= 0.0) {
             return Err(EngineError::config("cpu.sigma", "sigma must be >= 0"));
+        }
+        for (name, sigma) in cpu.sigmas() {
+            if !(sigma.is_finite() && sigma >= 0.0) {
+                return Err(EngineError::config(
+                    &format!("cpu.{name}"),
+                    format!("{name} must be >= 0"),
+                ));
+            }
+        }
+        if cpu.time_slice_ns == Some(0) {
+            return Err(EngineError::config(
+                "cpu.time_slice_ns",
+                "time_slice_ns must be > 0",
+            ));
         }
         for (name, len) in [
             ("upload_bps", net.upload_bps.len()),

@@ -1,11 +1,13 @@
 //! Hosts and their cores: where a node's CPU work runs, and how long it takes.
 //!
 //! Nodes sit on hosts, `nodes_per_host` consecutive node ids per host, and each host has
-//! `cores` cores that its nodes share. A piece of work becomes ready at some time and
-//! runs on the host's core that frees up first, after everything submitted before it
-//! (one first-in first-out run queue per host, as Go's scheduler runs goroutines that
-//! became runnable in order). With one node per host and one core (the default) this is
-//! a per-node CPU.
+//! `cores` cores that its nodes share. On a host with at least as many cores as nodes, a
+//! piece of work becomes ready at some time and runs on the host's core that frees up
+//! first, after everything submitted before it (one first-in first-out run queue per
+//! host, as Go's scheduler runs goroutines that became runnable in order); with one node
+//! per host and one core (the default) this is a per-node CPU. A host whose nodes
+//! outnumber its cores runs them in time slices, as the kernel runs processes
+//! (`slices.rs`), and each node's goroutines in turn (`goroutines.rs`).
 //!
 //! What costs CPU, and where it sits in go-libp2p-pubsub v0.17.0:
 //! - a received RPC: `per_rpc_received` + `per_kb_received` × size (decryption, yamux
@@ -26,19 +28,40 @@
 //! stream per host, so the model's latency tails come from the costs themselves.
 
 use crate::config::{CpuConfig, Time};
+use crate::goroutines::Goroutine;
+use crate::queue::{Event, EventQueue};
 use crate::rng::Rng;
+use crate::slices::{kernel_default_slice, Slices};
+
+/// The costs, in the order of `CpuConfig::sigmas`.
+#[derive(Clone, Copy)]
+pub enum Cost {
+    RpcReceived = 0,
+    KbReceived = 1,
+    RpcSent = 2,
+    KbSent = 3,
+    Copy = 4,
+    Publish = 5,
+}
 
 pub struct Cpu {
     nodes_per_host: u32,
     cores: usize,
     /// When each core of each host is next free (host h's cores at h × cores ..).
     core_free: Vec<Time>,
-    /// Lognormal draws per host (unused when `sigma` is 0).
+    /// Lognormal draws per host (unused when every sigma is 0).
     rng: Vec<Rng>,
     /// When each directed link's reading goroutine (at its receiver) is next free.
     reader_free: Vec<Time>,
-    /// exp(−σ²/2): a lognormal's median over its mean.
-    median_over_mean: f64,
+    /// Each cost's σ, and exp(−σ²/2): a lognormal's median over its mean.
+    sigma: [f64; 6],
+    /// Some σ > 0 (else every cost is its mean, with no draw).
+    spread: bool,
+    /// One node per host, one core per host.
+    own_core: bool,
+    median_over_mean: [f64; 6],
+    /// Hosts whose nodes outnumber their cores run them in time slices.
+    slices: Option<Slices>,
     pub(crate) costs: CpuConfig,
 }
 
@@ -46,79 +69,174 @@ impl Cpu {
     pub fn new(config: &CpuConfig, nodes: u32, seed: u64) -> Self {
         let per_host = config.nodes_per_host.max(1);
         let hosts = nodes.div_ceil(per_host).max(1) as usize;
-        let cores = config.cores.max(1) as usize;
-        let rng = if config.sigma > 0.0 {
+        let cores = config.cores.max(1);
+        let sigma = config.sigmas().map(|(_, s)| s);
+        let rng = if sigma.iter().any(|&s| s > 0.0) {
             (0..hosts)
                 .map(|h| Rng::for_stream(seed, "cpu", h as u64))
                 .collect()
         } else {
             Vec::new()
         };
+        let slices = (per_host > cores).then(|| {
+            let slice = config
+                .time_slice_ns
+                .unwrap_or_else(|| kernel_default_slice(cores));
+            Slices::new(nodes, per_host, cores, slice)
+        });
         Self {
             nodes_per_host: per_host,
-            cores,
-            core_free: vec![0; hosts * cores],
+            cores: cores as usize,
+            core_free: vec![0; hosts * cores as usize],
             rng,
             reader_free: Vec::new(),
-            median_over_mean: (-config.sigma * config.sigma / 2.0).exp(),
+            sigma,
+            spread: sigma.iter().any(|&s| s > 0.0),
+            own_core: per_host == 1 && cores == 1,
+            median_over_mean: sigma.map(|s| (-s * s / 2.0).exp()),
+            slices,
             costs: config.clone(),
         }
     }
 
+    #[inline]
     pub fn host_of(&self, node: u32) -> usize {
+        if self.nodes_per_host == 1 {
+            return node as usize; // no division on the common path
+        }
         (node / self.nodes_per_host) as usize
     }
 
-    /// The time one piece of work of mean cost `mean` takes (a lognormal draw when
-    /// `sigma` > 0).
-    fn draw(&mut self, host: usize, mean: Time) -> Time {
-        if self.rng.is_empty() || mean == 0 {
+    /// True if `node`'s host runs its nodes in time slices (`slices.rs`).
+    pub fn time_sliced(&self) -> bool {
+        self.slices.is_some()
+    }
+
+    /// The time one piece of work of mean cost `mean` of kind `cost` takes on `node`'s
+    /// host (a lognormal draw when its σ > 0).
+    #[inline]
+    pub fn draw(&mut self, node: u32, mean: Time, cost: Cost) -> Time {
+        if !self.spread {
             return mean;
         }
-        let median = mean as f64 * self.median_over_mean;
-        let x = median * (self.costs.sigma * self.rng[host].normal()).exp();
+        let sigma = self.sigma[cost as usize];
+        if mean == 0 || sigma == 0.0 {
+            return mean;
+        }
+        let host = self.host_of(node);
+        let median = mean as f64 * self.median_over_mean[cost as usize];
+        let x = median * (sigma * self.rng[host].normal()).exp();
         x.round().max(0.0) as Time
     }
 
-    /// Run work of mean cost `mean` for `node`, ready at `ready`: it takes the host's
-    /// first free core after the work submitted before it. Returns when it is done.
-    pub fn run(&mut self, node: u32, ready: Time, mean: Time) -> Time {
-        let host = self.host_of(node);
-        let cost = self.draw(host, mean);
-        let first = host * self.cores;
-        let core = if self.cores == 1 {
-            first
+    /// A per-RPC cost plus a per-kB one: one draw for the sum when both have the same
+    /// σ, else one each.
+    #[inline]
+    fn draw_pair(&mut self, node: u32, rpc: (Time, Cost), kb: (Time, Cost)) -> Time {
+        if !self.spread {
+            return rpc.0 + kb.0;
+        }
+        if self.sigma[rpc.1 as usize] == self.sigma[kb.1 as usize] {
+            return self.draw(node, rpc.0 + kb.0, rpc.1);
+        }
+        self.draw(node, rpc.0, rpc.1) + self.draw(node, kb.0, kb.1)
+    }
+
+    /// CPU time `node` takes to read an RPC of `bytes` bytes.
+    #[inline]
+    pub fn read_cost(&mut self, node: u32, bytes: u64) -> Time {
+        let rpc = (self.costs.per_rpc_received_ns, Cost::RpcReceived);
+        let kb = (
+            self.costs.per_kb_received_ns * bytes / 1000,
+            Cost::KbReceived,
+        );
+        self.draw_pair(node, rpc, kb)
+    }
+
+    /// CPU time `node` takes to write an RPC of `bytes` bytes.
+    #[inline]
+    pub fn write_cost(&mut self, node: u32, bytes: u64) -> Time {
+        let rpc = (self.costs.per_rpc_sent_ns, Cost::RpcSent);
+        let kb = (self.costs.per_kb_sent_ns * bytes / 1000, Cost::KbSent);
+        self.draw_pair(node, rpc, kb)
+    }
+
+    /// Run work taking `cost` for `node`, ready at `ready`, on a host that is not
+    /// time-sliced: it takes the host's first free core after the work submitted before
+    /// it. Returns when it is done.
+    #[inline]
+    pub fn run(&mut self, node: u32, ready: Time, cost: Time) -> Time {
+        let core = if self.own_core {
+            node as usize // one node on a host of one core: the common case
         } else {
-            let cores = &self.core_free[first..first + self.cores];
-            first + (0..cores.len()).min_by_key(|&c| cores[c]).expect("a core")
+            self.core_of(node)
         };
         let done = ready.max(self.core_free[core]) + cost;
         self.core_free[core] = done;
         done
     }
 
-    /// `receiver` reads an RPC of `bytes` bytes that arrived on `link` at `now`: after
+    /// The core of `node`'s host that frees up first.
+    fn core_of(&self, node: u32) -> usize {
+        let host = self.host_of(node);
+        let first = host * self.cores;
+        if self.cores == 1 {
+            first
+        } else {
+            let cores = &self.core_free[first..first + self.cores];
+            first + (0..cores.len()).min_by_key(|&c| cores[c]).expect("a core")
+        }
+    }
+
+    /// Work taking `cost` for `node`'s goroutine `g`, ready now; `event` happens when it
+    /// is done (the goroutine matters on time-sliced hosts only).
+    pub fn submit(
+        &mut self,
+        queue: &mut EventQueue,
+        node: u32,
+        g: Goroutine,
+        cost: Time,
+        event: Event,
+    ) {
+        match &mut self.slices {
+            Some(slices) => slices.submit(queue, node, g, cost, event),
+            None => {
+                let done = self.run(node, queue.now(), cost);
+                queue.push(done, node, event);
+            }
+        }
+    }
+
+    /// A time-sliced host's core ticked: the event of the piece of work it finished.
+    pub fn tick_finish(&mut self, host: u32, core: u32, now: Time) -> Option<Event> {
+        let slices = self.slices.as_mut().expect("ticks come from time slices");
+        slices.finish(host, core, now)
+    }
+
+    /// After `tick_finish` and its event: the core goes on.
+    pub fn tick_next(&mut self, queue: &mut EventQueue, host: u32, core: u32) {
+        let slices = self.slices.as_mut().expect("ticks come from time slices");
+        slices.next(queue, host, core, queue.now());
+    }
+
+    /// `receiver` reads an RPC taking `cost` that arrived on `link` at `now`: after
     /// the RPCs before it on that stream (one reading goroutine per stream,
-    /// `comm.go:handleNewStream`). Returns when it is decoded.
-    pub fn read(&mut self, link: u32, receiver: u32, now: Time, bytes: u64) -> Time {
+    /// `comm.go:handleNewStream`). Returns when it is decoded (hosts not time-sliced).
+    pub fn read(&mut self, link: u32, receiver: u32, now: Time, cost: Time) -> Time {
         let l = link as usize;
         if l >= self.reader_free.len() {
             self.reader_free.resize(l + 1, 0);
         }
         let ready = now.max(self.reader_free[l]);
-        let done = self.run(receiver, ready, self.receive_cost(bytes));
+        let done = self.run(receiver, ready, cost);
         self.reader_free[l] = done;
         done
     }
 
-    /// Mean CPU time to read an RPC of `bytes` bytes.
-    pub fn receive_cost(&self, bytes: u64) -> Time {
-        self.costs.per_rpc_received_ns + self.costs.per_kb_received_ns * bytes / 1000
-    }
-
-    /// Mean CPU time to write an RPC of `bytes` bytes.
-    pub fn send_cost(&self, bytes: u64) -> Time {
-        self.costs.per_rpc_sent_ns + self.costs.per_kb_sent_ns * bytes / 1000
+    /// A node's validation workers: go starts one per CPU of its machine
+    /// (`validation.go:newValidation`, `runtime.NumCPU()`).
+    pub fn validate_workers(&self) -> usize {
+        self.cores
     }
 
     /// True if reading RPCs costs CPU.
@@ -163,11 +281,64 @@ mod tests {
         assert_eq!(done, [100, 100, 200, 200]);
     }
 
+    /// `n` draws of a 1 µs mean `cost` with σ = 1 in common and `own` for `cost`.
+    fn draws(cost: Cost, own: f64, n: usize) -> Vec<f64> {
+        let config = CpuConfig {
+            sigma: 1.0,
+            sigma_per_copy: Some(own),
+            sigma_per_publish: Some(own),
+            ..CpuConfig::default()
+        };
+        let mut c = Cpu::new(&config, 1, 11);
+        (0..n).map(|_| c.draw(0, 1_000, cost) as f64).collect()
+    }
+
+    #[test]
+    fn a_cost_with_sigma_zero_is_exact_whatever_the_common_sigma() {
+        assert!(draws(Cost::Copy, 0.0, 1_000).iter().all(|&x| x == 1_000.0));
+        let common = draws(Cost::RpcSent, 0.0, 1_000);
+        assert!(common.iter().any(|&x| x != 1_000.0), "σ = 1 for the others");
+    }
+
+    #[test]
+    fn a_cost_with_its_own_sigma_keeps_its_mean_and_has_the_lognormal_spread() {
+        // Lognormal of mean m and shape σ: median m·e^(−σ²/2), standard deviation
+        // m·√(e^(σ²) − 1). σ = 0.5: median 0.8825 m, deviation 0.5329 m.
+        let mut x = draws(Cost::Publish, 0.5, 200_000);
+        let n = x.len() as f64;
+        let mean = x.iter().sum::<f64>() / n;
+        let sd = (x.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n).sqrt();
+        x.sort_by(f64::total_cmp);
+        let median = x[x.len() / 2];
+        assert!((mean / 1_000.0 - 1.0).abs() < 0.005, "mean {mean}");
+        assert!((sd / 1_000.0 - 0.5329).abs() < 0.01, "sd {sd}");
+        assert!((median / 1_000.0 - 0.8825).abs() < 0.005, "median {median}");
+    }
+
+    #[test]
+    fn a_read_draws_its_parts_apart_when_their_sigmas_differ() {
+        // Per RPC exact (σ 0), per kB σ 1: a read never takes less than its per-RPC part.
+        let config = CpuConfig {
+            per_rpc_received_ns: 500,
+            per_kb_received_ns: 1_000,
+            sigma: 1.0,
+            sigma_per_rpc_received: Some(0.0),
+            ..CpuConfig::default()
+        };
+        let mut c = Cpu::new(&config, 1, 3);
+        let reads: Vec<Time> = (0..1_000).map(|_| c.read_cost(0, 2_000)).collect();
+        assert!(reads.iter().all(|&t| t >= 500));
+        assert!(reads.iter().any(|&t| t < 1_000), "the bytes' part spreads");
+    }
+
     #[test]
     fn lognormal_costs_keep_their_mean() {
         let mut c = cpu(1, 1, 0.8);
         let n = 200_000;
-        let total = (0..n).fold(0, |t, _| c.run(0, t, 1_000)); // back to back
+        let total = (0..n).fold(0, |t, _| {
+            let cost = c.draw(0, 1_000, Cost::Copy);
+            c.run(0, t, cost) // back to back
+        });
         let mean = total as f64 / n as f64;
         // Mean of a lognormal with median m·e^(−σ²/2) is m; 200k draws: within 1 %.
         assert!((mean - 1_000.0).abs() < 10.0, "mean {mean}");

@@ -10,13 +10,13 @@
 //!
 //! Why a radix heap: a discrete-event simulation never schedules into the past, so the
 //! keys are monotone, and a radix heap (Ahuja et al. 1990) pushes and pops in amortized
-//! constant time instead of a binary heap's log n. The key is `time << 4 | kind`; bucket
-//! i holds keys whose highest bit differing from the last popped key is bit i - 1, and
-//! every bucket keeps insertion order, so equal keys come out first in, first out.
+//! constant time instead of a binary heap's log n. The key is `time << 5 | kind`; bucket
+//! 0 holds keys equal to the last popped key, and bucket (level, digit) the keys whose
+//! highest 4-bit digit differing from it is at `level` and is `digit` (a radix heap of
+//! base 16). Every bucket keeps insertion order, so equal keys come out first in, first
+//! out.
 //! Kinds order simultaneous events known in advance; an event scheduled for the very
 //! instant being processed goes after everything already due then.
-
-use std::collections::VecDeque;
 
 use crate::config::Time;
 
@@ -66,6 +66,8 @@ pub enum Event {
     Signed { msg: u32 },
     /// `link`'s congestion window or pacer may let it release more (`window.rs`).
     WindowOpen { link: u32 },
+    /// A core of a time-sliced host finished a piece of work or a slice (`slices.rs`).
+    CoreTick { host: u32, core: u32 },
 }
 
 impl Event {
@@ -90,13 +92,21 @@ impl Event {
             Event::Encoded { .. } => 13,
             Event::Signed { .. } => 14,
             Event::WindowOpen { .. } => 15,
+            Event::CoreTick { .. } => 16,
         }
     }
 }
 
 const SOURCE_BITS: u32 = 24;
-const RANK_BITS: u32 = 4;
-const BUCKETS: usize = 65;
+const RANK_BITS: u32 = 5;
+/// Bits per radix digit: bucket (level, digit) > 0 holds keys whose highest digit
+/// differing from `last` is at `level`, with value `digit`. Sixteen buckets per level
+/// move an event at most 16 times, and in practice two or three (against up to 64 with
+/// one bit per level), which is what far-ahead events (CPU work done later) cost.
+const DIGIT_BITS: u32 = 4;
+const DIGITS: usize = 1 << DIGIT_BITS;
+const BUCKETS: usize = 1 + (64 / DIGIT_BITS as usize) * DIGITS;
+const FILLED_WORDS: usize = BUCKETS.div_ceil(64);
 
 #[derive(Clone, Copy, Debug)]
 struct Entry {
@@ -106,10 +116,18 @@ struct Entry {
 }
 
 pub struct EventQueue {
-    /// Bucket 0 holds keys equal to `last`, in insertion order.
-    buckets: Vec<VecDeque<Entry>>,
-    /// Smallest key still queued is >= last; every key in bucket i > 0 differs from it
-    /// first at bit i - 1.
+    /// Bucket 0 holds keys equal to `last`, in insertion order, from `head` on; the
+    /// others are appended to and emptied whole (plain vectors: cheaper than deques).
+    buckets: Vec<Vec<Entry>>,
+    /// Where bucket 0's queued entries start.
+    head: usize,
+    /// The smallest key of each bucket i > 0 (`u64::MAX` when empty), so that the next
+    /// minimum needs no pass over a bucket.
+    mins: [u64; BUCKETS],
+    /// Bit i set: bucket i > 0 is not empty.
+    filled: [u64; FILLED_WORDS],
+    /// Smallest key still queued is >= last; every key in bucket (level, digit) differs
+    /// from it first in the digit at `level`, which it has as `digit`.
     last: u64,
     len: usize,
     now: Time,
@@ -119,7 +137,13 @@ pub struct EventQueue {
 }
 
 fn bucket_of(key: u64, last: u64) -> usize {
-    (64 - (key ^ last).leading_zeros()) as usize
+    let differ = key ^ last;
+    if differ == 0 {
+        return 0;
+    }
+    let level = (63 - differ.leading_zeros()) / DIGIT_BITS;
+    let digit = (key >> (level * DIGIT_BITS)) as usize & (DIGITS - 1);
+    1 + level as usize * DIGITS + digit
 }
 
 impl EventQueue {
@@ -130,7 +154,10 @@ impl EventQueue {
             "at most 16.7 million nodes"
         );
         Self {
-            buckets: (0..BUCKETS).map(|_| VecDeque::new()).collect(),
+            buckets: (0..BUCKETS).map(|_| Vec::new()).collect(),
+            head: 0,
+            mins: [u64::MAX; BUCKETS],
+            filled: [0; FILLED_WORDS],
             last: 0,
             len: 0,
             now: 0,
@@ -176,35 +203,58 @@ impl EventQueue {
         // An event scheduled for the instant being processed may rank below the one just
         // popped; it cannot jump back, so it queues behind (first in, first out).
         let key = ((time << RANK_BITS) | event.rank()).max(self.last);
-        self.buckets[bucket_of(key, self.last)].push_back(Entry { key, event });
+        self.put(Entry { key, event });
         self.len += 1;
+    }
+
+    /// File `entry` in its bucket relative to `last`.
+    #[inline]
+    fn put(&mut self, entry: Entry) {
+        let b = bucket_of(entry.key, self.last);
+        self.buckets[b].push(entry);
+        if b > 0 {
+            self.mins[b] = self.mins[b].min(entry.key);
+            self.filled[b / 64] |= 1 << (b % 64);
+        }
+    }
+
+    /// True if bucket 0 holds an entry.
+    #[inline]
+    fn ready(&self) -> bool {
+        self.head < self.buckets[0].len()
+    }
+
+    /// The first non-empty bucket after bucket 0.
+    #[inline]
+    fn first_filled(&self) -> Option<usize> {
+        let (w, word) = self.filled.iter().enumerate().find(|(_, w)| **w != 0)?;
+        Some(w * 64 + word.trailing_zeros() as usize)
     }
 
     /// Make bucket 0 hold the smallest key, redistributing the first non-empty bucket.
     fn settle(&mut self) -> bool {
-        if !self.buckets[0].is_empty() {
+        if self.ready() {
             return true;
         }
-        let Some(i) = (1..BUCKETS).find(|&i| !self.buckets[i].is_empty()) else {
+        let Some(i) = self.first_filled() else {
             return false;
         };
-        let min = self.buckets[i]
-            .iter()
-            .map(|e| e.key)
-            .min()
-            .expect("non-empty bucket");
-        self.redistribute(i, min);
+        self.redistribute(i);
         true
     }
 
-    /// Make `min`, the smallest key of bucket `i` (the first non-empty one), the new
-    /// `last`, and spread the bucket over the lower ones.
-    fn redistribute(&mut self, i: usize, min: u64) {
+    /// Make the smallest key of bucket `i` (the first non-empty one) the new `last`, and
+    /// spread the bucket over the lower ones. Bucket 0 is empty then.
+    fn redistribute(&mut self, i: usize) {
+        self.buckets[0].clear();
+        self.head = 0;
         let moving = std::mem::take(&mut self.buckets[i]);
-        self.last = min;
+        self.last = self.mins[i];
+        self.mins[i] = u64::MAX;
+        self.filled[i / 64] &= !(1 << (i % 64));
         // In order, so that equal keys keep their insertion order.
         for entry in &moving {
-            self.buckets[bucket_of(entry.key, self.last)].push_back(*entry);
+            self.put(*entry);
         }
         let mut emptied = moving;
         emptied.clear();
@@ -214,31 +264,16 @@ impl EventQueue {
     /// Time of the next event, if any. Does not move `last`, which only popping may do
     /// (a push may still come for any time from now on).
     pub fn peek_time(&self) -> Option<Time> {
-        if let Some(entry) = self.buckets[0].front() {
-            return Some(entry.key >> RANK_BITS);
+        if self.ready() {
+            return Some(self.buckets[0][self.head].key >> RANK_BITS);
         }
-        let bucket = self.buckets.iter().find(|b| !b.is_empty())?;
-        bucket.iter().map(|e| e.key >> RANK_BITS).min()
+        self.first_filled().map(|i| self.mins[i] >> RANK_BITS)
     }
 
     /// Remove the earliest event if it is due by `until`, and advance the clock to it.
-    /// One pass over a bucket to find its minimum serves both the check and the pop.
     pub fn pop_due(&mut self, until: Time) -> Option<(Time, Event)> {
-        if let Some(entry) = self.buckets[0].front() {
-            if entry.key >> RANK_BITS > until {
-                return None;
-            }
-        } else {
-            let i = (1..BUCKETS).find(|&i| !self.buckets[i].is_empty())?;
-            let min = self.buckets[i]
-                .iter()
-                .map(|e| e.key)
-                .min()
-                .expect("non-empty");
-            if min >> RANK_BITS > until {
-                return None; // `last` stays: a push may still come for any time from now
-            }
-            self.redistribute(i, min);
+        if self.peek_time()? > until {
+            return None; // `last` stays: a push may still come for any time from now
         }
         self.pop()
     }
@@ -248,7 +283,12 @@ impl EventQueue {
         if !self.settle() {
             return None;
         }
-        let entry = self.buckets[0].pop_front().expect("settled");
+        let entry = self.buckets[0][self.head];
+        self.head += 1;
+        if !self.ready() {
+            self.buckets[0].clear(); // keep the vector's room for the next instant
+            self.head = 0;
+        }
         let time = entry.key >> RANK_BITS;
         assert!(time >= self.now, "time ran backwards");
         self.now = time;

@@ -5,6 +5,8 @@
 use smallvec::SmallVec;
 
 use crate::config::{Misbehaviour, Time, Version};
+use crate::cpu::Cost;
+use crate::goroutines::Goroutine;
 use crate::queue::Event;
 use crate::rpc::{Kind, MsgRef};
 use crate::seen::{Seen, COUNTED, NOT_CACHED, OWN, SEEN_SWEEP_INTERVAL, UNCOUNTED};
@@ -82,11 +84,24 @@ impl Simulation {
     /// Reading an RPC costs CPU: decode it on the receiver's host, then receive it.
     /// An RPC of copies the receiver has all seen, and nothing else, changes nothing but
     /// counters once read (go drops seen copies in `handleIncomingRPC`), so it is
-    /// received now with the time its reading ends, without an event.
+    /// received now with the time its reading ends, without an event (on a host that
+    /// is not time-sliced, where that time is known now).
     pub(crate) fn decode(&mut self, link: u32, rpc: u32) {
         let receiver = self.links.peer[link as usize];
         let bytes = self.rpcs.get(rpc).total_bytes();
-        let done = self.cpu.read(link, receiver, self.now(), bytes);
+        let cost = self.cpu.read_cost(receiver, bytes);
+        if self.cpu.time_sliced() {
+            let event = Event::Decoded { link, rpc };
+            self.cpu.submit(
+                &mut self.queue,
+                receiver,
+                Goroutine::Reader(link),
+                cost,
+                event,
+            );
+            return;
+        }
+        let done = self.cpu.read(link, receiver, self.now(), cost);
         if self.only_seen_copies(receiver, rpc) {
             self.receive_at(link, rpc, done);
         } else {
@@ -174,26 +189,26 @@ impl Simulation {
         if cpu == 0 {
             return false;
         }
-        let now = self.now();
         let state = &mut self.nodes[node as usize];
-        // One copy is in service; `validate_queue` more may wait.
-        if state.cpu_pending > self.proto.validate_queue {
+        // go starts runtime.NumCPU() validation workers (validation.go:newValidation),
+        // which take copies straight from the channel; `validate_queue` more may wait.
+        if state.cpu_pending >= self.proto.validate_queue + self.cpu.validate_workers() {
             self.count_drop(node, sender, Kind::Payload, "validation-queue-full");
             return true;
         }
         state.cpu_pending += 1;
+        state.validating.entry(msg).or_default().push(back);
         // validation.go:validateWorker: the check runs on the host's cores, behind the
         // work already queued there.
-        let done = self.cpu.run(node, now, cpu);
-        let state = &mut self.nodes[node as usize];
-        state.validating.entry(msg).or_default().push(back);
+        let cost = self.cpu.draw(node, cpu, Cost::Copy);
         let event = Event::Validated {
             node,
             msg,
             link: back,
             hop,
         };
-        self.queue.push(done, node, event);
+        self.cpu
+            .submit(&mut self.queue, node, Goroutine::Validator, cost, event);
         true
     }
 
@@ -376,10 +391,17 @@ impl Simulation {
             let topic = self.messages[msg as usize].topic;
             aggregates.published(msg, publisher, now, topic);
         }
-        let cost = self.cpu.costs.per_publish_ns;
-        if cost > 0 {
-            let done = self.cpu.run(publisher, now, cost);
-            self.queue.push(done, publisher, Event::Signed { msg });
+        let mean = self.cpu.costs.per_publish_ns;
+        if mean > 0 {
+            let cost = self.cpu.draw(publisher, mean, Cost::Publish);
+            let event = Event::Signed { msg };
+            self.cpu.submit(
+                &mut self.queue,
+                publisher,
+                Goroutine::Publisher,
+                cost,
+                event,
+            );
             return;
         }
         self.signed(msg);

@@ -3,6 +3,7 @@
 //! kept from dropped RPCs. The queues and the uplink are described in `transport.rs`.
 
 use crate::config::{Time, UplinkSharing};
+use crate::goroutines::Goroutine;
 use crate::network::serialization_ns;
 use crate::output::DropKey;
 use crate::queue::Event;
@@ -126,7 +127,23 @@ impl Simulation {
     /// uplink) and the writer may take the next one.
     fn write_now(&mut self, sender: u32, link: u32, rpc: u32, urgent: bool) -> bool {
         let now = self.now();
-        let cost = self.cpu.send_cost(self.rpcs.get(rpc).total_bytes());
+        let cost = self
+            .cpu
+            .write_cost(sender, self.rpcs.get(rpc).total_bytes());
+        if self.cpu.time_sliced() {
+            // Done when the host's scheduler has run it: the writer is busy until then.
+            self.writer(link).writer_free = now;
+            self.writer(link).writing = Some((rpc, urgent));
+            let event = Event::Encoded { link };
+            self.cpu.submit(
+                &mut self.queue,
+                sender,
+                Goroutine::Writer(link),
+                cost,
+                event,
+            );
+            return false;
+        }
         let done = self.cpu.run(sender, now, cost);
         self.writer(link).writer_free = done;
         if self.net.upload_bps(sender) == 0 {

@@ -163,6 +163,12 @@ impl Simulation {
             Event::Decoded { link, rpc } => self.receive(link, rpc),
             Event::Encoded { link } => self.encoded(link),
             Event::Signed { msg } => self.signed(msg),
+            Event::CoreTick { host, core } => {
+                if let Some(done) = self.cpu.tick_finish(host, core, self.now()) {
+                    self.dispatch(done);
+                }
+                self.cpu.tick_next(&mut self.queue, host, core);
+            }
             Event::UplinkDone { node } => self.uplink_done(node),
             Event::WindowOpen { link } => self.window_open(link),
             Event::Validated {

@@ -8,16 +8,17 @@ use gossiplab_engine::wire::WireSizes;
 use gossiplab_engine::Simulation;
 use serde_json::{json, Value};
 
-/// Costs used by the timelines below: sign 1 ms, encode 2 ms, decode 3 ms, validate 5 ms.
-fn costs(nodes_per_host: u32, cores: u32) -> Value {
+/// Costs used by the timelines below: sign 1 ms, encode 2 ms, decode 3 ms, validate 5 ms;
+/// a host whose nodes outnumber its cores runs them in time slices of `slice`.
+fn costs(nodes_per_host: u32, cores: u32, slice: u64) -> Value {
     json!({"cpu": {
-        "nodes_per_host": nodes_per_host, "cores": cores,
+        "nodes_per_host": nodes_per_host, "cores": cores, "time_slice_ns": slice,
         "per_publish_ns": MS, "per_rpc_sent_ns": 2 * MS,
         "per_rpc_received_ns": 3 * MS, "per_copy_ns": 5 * MS
     }})
 }
 
-fn delivery_times(nodes_per_host: u32, cores: u32) -> Vec<u64> {
+fn delivery_times(nodes_per_host: u32, cores: u32, slice: u64) -> Vec<u64> {
     // Node 0 publishes at 100 ms to its two leaves over 10 ms links (floodsub).
     let c = config(
         3,
@@ -25,7 +26,7 @@ fn delivery_times(nodes_per_host: u32, cores: u32) -> Vec<u64> {
         10 * MS,
         2 * S,
         1,
-        costs(nodes_per_host, cores),
+        costs(nodes_per_host, cores, slice),
     );
     let mut sim = Simulation::new(&c, &star(2), &messages(0, 100 * MS, 0, 1, 100)).unwrap();
     sim.run();
@@ -37,21 +38,77 @@ fn each_node_on_its_own_core_pays_every_step_of_a_hop() {
     // Sign (1) → encode leaf 1 (2) → leaf 1: 10 ms link, decode 3, validate 5:
     // 100 + 1 + 2 + 10 + 3 + 5 = 121 ms. Node 0's two writers share its core, so the
     // second copy leaves 2 ms later: 123 ms.
-    assert_eq!(delivery_times(1, 1), vec![121 * MS, 123 * MS]);
+    assert_eq!(delivery_times(1, 1, MS), vec![121 * MS, 123 * MS]);
 }
 
 #[test]
-fn three_nodes_on_one_core_queue_behind_each_other() {
-    // Copies leave at 103 and 105 and arrive at 113 and 115. The single core decodes
-    // leaf 1's copy 113-116; leaf 2's decode (ready at 115) runs 116-119; leaf 1's
-    // validation, submitted at 116 behind it, runs 119-124; leaf 2's 124-129.
-    assert_eq!(delivery_times(3, 1), vec![124 * MS, 129 * MS]);
+fn three_nodes_on_one_core_run_in_turn_while_they_have_work() {
+    // Slices of 100 ms: a node keeps the core until it runs out of work. Node 0 signs
+    // 100-101 and encodes 101-103, 103-105; the copies arrive at 113 and 115. Leaf 1
+    // decodes 113-116 and, still on the core, validates 116-121; leaf 2, ready at 115,
+    // waits for the core: decodes 121-124, validates 124-129.
+    assert_eq!(delivery_times(3, 1, 100 * MS), vec![121 * MS, 129 * MS]);
 }
 
 #[test]
-fn two_cores_run_both_writers_and_both_leaves_at_once() {
-    // Both copies encoded 101-103, decoded 113-116, validated 116-121.
-    assert_eq!(delivery_times(3, 2), vec![121 * MS, 121 * MS]);
+fn three_nodes_on_one_core_share_it_in_slices() {
+    // Slices of 1 ms. Node 0 alone: 100-105 as above (a slice ends, nobody waits, it
+    // goes on). Leaf 1 decodes alone 113-115; at 115 leaf 2 queues as leaf 1's slice
+    // ends, and from then on the two alternate a slice each, leaf 2 first: leaf 1's
+    // decode ends at 117, leaf 2's at 120 (their third slices); leaf 1 validates in its
+    // slices 118-119, ..., 126-127; leaf 2 has done 3 ms of its 5 by then and, alone on
+    // the core, ends at 129.
+    assert_eq!(delivery_times(3, 1, MS), vec![127 * MS, 129 * MS]);
+}
+
+#[test]
+fn a_node_runs_on_one_core_at_a_time() {
+    // Two cores, slices of 100 ms: node 0's two writers take turns on one core (101-103,
+    // 103-105); each leaf has a core: 113-116-121 and 115-118-123.
+    assert_eq!(delivery_times(3, 2, 100 * MS), vec![121 * MS, 123 * MS]);
+}
+
+#[test]
+fn a_burst_read_while_descheduled_overflows_the_validation_queue() {
+    // Line 0 - 1 - 2; nodes 0 and 1 share a core (slices of 100 ms), node 2 has its own
+    // host; reading costs 10 µs. Node 2 publishes message 0 at 2 ms: node 1 reads it at
+    // 3 ms and validates it (1 ms, delivered at 4.01), node 0 reads it at 5.01 ms and
+    // validates it for 200 ms, holding the core until its slice ends at 105.01 ms. At
+    // 10 ms node 2 publishes 50 more at once; node 1 gets them at 11 ms but waits for
+    // the core, then reads all 50 (reading became ready first: 105.01-105.51) and pushes
+    // each unseen copy into the validation queue: one for its single worker (go starts
+    // runtime.NumCPU() = cores of them, validation.go:newValidation), 32 in the queue,
+    // the rest dropped (validation.go:Push): 50 − 33 = 17. The 33 are validated a
+    // millisecond each from 105.51 ms.
+    let patch = json!({
+        "cpu": {"nodes_per_host": 2, "cores": 1, "time_slice_ns": 100 * MS,
+                "per_rpc_received_ns": 10 * US},
+        "network": {"cpu_per_message_ns": [200 * MS, MS, 0]}
+    });
+    let c = config(3, "floodsub", MS, 5 * S, 1, patch);
+    let schedule = then(
+        messages(2, 2 * MS, 0, 1, 100),
+        messages(2, 10 * MS, 0, 50, 100),
+    );
+    let mut sim = Simulation::new(&c, &line(3), &schedule).unwrap();
+    sim.run();
+    let at_node_1: u64 = sim
+        .output()
+        .drops
+        .iter()
+        .filter(|(key, _)| key.node == 1 && key.reason == "validation-queue-full")
+        .map(|(_, count)| count)
+        .sum();
+    assert_eq!(at_node_1, 17);
+    let d = &sim.output().deliveries;
+    let node_1: Vec<(u32, u64)> = (0..d.len())
+        .filter(|&i| d.node[i] == 1)
+        .map(|i| (d.msg[i], d.t_ns[i] as u64))
+        .collect();
+    let expected: Vec<(u32, u64)> = std::iter::once((0, 4 * MS + 10 * US))
+        .chain((1..=33).map(|m| (m, 105_510 * US + u64::from(m) * MS)))
+        .collect();
+    assert_eq!(node_1, expected);
 }
 
 #[test]
@@ -130,4 +187,28 @@ fn on_a_limited_uplink_writing_follows_encoding() {
     let t = sorted_delivery_times(&sim);
     let first = 100 * MS + 2 * MS + write + 10 * MS;
     assert_eq!(t, vec![first, first + write]);
+}
+
+#[test]
+fn a_cost_given_sigma_zero_stays_exact_under_a_common_sigma() {
+    // Reading 1 ms and validating 1 ms, σ = 1 for every cost but these two: 50 messages
+    // 5 ms apart on a 10 ms link all arrive 12 ms after publication. With the common σ
+    // for reading, they spread.
+    let run = |read_sigma: f64| {
+        let patch = json!({"cpu": {
+            "per_rpc_received_ns": MS, "per_copy_ns": MS, "sigma": 1.0,
+            "sigma_per_copy": 0.0, "sigma_per_rpc_received": read_sigma,
+            "sigma_per_kb_received": read_sigma
+        }});
+        let c = config(2, "floodsub", 10 * MS, 5 * S, 3, patch);
+        let mut sim =
+            Simulation::new(&c, &line(2), &messages(0, 100 * MS, 5 * MS, 50, 100)).unwrap();
+        sim.run();
+        let d = &sim.output().deliveries;
+        (0..d.len())
+            .map(|i| d.t_ns[i] as u64 - (100 * MS + 5 * MS * u64::from(d.msg[i])))
+            .collect::<Vec<u64>>()
+    };
+    assert!(run(0.0).iter().all(|&lat| lat == 12 * MS));
+    assert!(run(1.0).iter().any(|&lat| lat != 12 * MS));
 }

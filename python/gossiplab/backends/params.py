@@ -93,4 +93,6 @@ def engine_cpu(cpu: CpuConfig) -> dict[str, Any]:
         "per_kb_sent_ns": cpu.per_kb_sent,
         "per_publish_ns": cpu.per_publish,
         "sigma": cpu.sigma,
+        **{f"sigma_{name}": sigma for name, sigma in cpu.sigmas().items()},
+        "time_slice_ns": cpu.slice_ns(),
     }

@@ -42,11 +42,21 @@ def cpu_per_hop(s: Scenario) -> str:
     line = ", ".join(charged)
     if cpu.per_publish:
         line += f"; publish {_us(cpu.per_publish)}"
-    if cpu.sigma:
-        line += f"; lognormal, σ = {cpu.sigma:g}"
+    line += _spread(cpu.sigma, cpu.sigmas())
     hosts = "own host" if cpu.nodes_per_host == 1 else f"{cpu.nodes_per_host:,} nodes per host"
     cores = "1 core" if cpu.cores == 1 else f"{cpu.cores} cores"
-    return f"{line}; {hosts}, {cores}"
+    line = f"{line}; {hosts}, {cores}"
+    if cpu.nodes_per_host > cpu.cores:
+        line += f", time slices of {cpu.slice_ns() / 1e6:g} ms"
+    return line
+
+
+def _spread(sigma: float, sigmas: dict[str, float]) -> str:
+    """The lognormal shapes: the common one, then the costs with one of their own."""
+    own = [f"{name} {s:g}" for name, s in sigmas.items() if s != sigma]
+    if not sigma and not any(sigmas.values()):
+        return ""
+    return f"; lognormal, σ = {sigma:g}" + (f" ({', '.join(own)})" if own else "")
 
 
 def cpu_line(scenario_toml: str, base_dir: Path) -> str | None:

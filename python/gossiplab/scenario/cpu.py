@@ -53,9 +53,34 @@ class CpuConfig(Section):
     per_publish: Duration = 0  # signing, plus the application's own work (e.g. a proof)
     # Each cost is a mean; sigma > 0 draws every piece of work from a lognormal of that mean.
     sigma: float = Field(default=0.0, ge=0, le=5)
+    # A cost's own lognormal shape (0: constant); unset: `sigma`.
+    sigma_per_copy: float | None = Field(default=None, ge=0, le=5)
+    sigma_per_rpc_received: float | None = Field(default=None, ge=0, le=5)
+    sigma_per_kb_received: float | None = Field(default=None, ge=0, le=5)
+    sigma_per_rpc_sent: float | None = Field(default=None, ge=0, le=5)
+    sigma_per_kb_sent: float | None = Field(default=None, ge=0, le=5)
+    sigma_per_publish: float | None = Field(default=None, ge=0, le=5)
+    # A host whose nodes outnumber its cores runs them in time slices of this length;
+    # unset: Linux's default for the host's cores (see `kernel_time_slice`).
+    time_slice: Duration | None = Field(default=None, gt=0)
 
     def charges(self) -> bool:
         return any(getattr(self, name) for name in COST_FIELDS)
+
+    def sigmas(self) -> dict[str, float]:
+        """Each cost's lognormal shape, `sigma` where it has none of its own."""
+        own = {name: getattr(self, f"sigma_{name}") for name in COST_FIELDS}
+        return {name: self.sigma if s is None else s for name, s in own.items()}
+
+    def slice_ns(self) -> int:
+        """The time slice of a shared host, given or Linux's default."""
+        return self.time_slice if self.time_slice is not None else kernel_time_slice(self.cores)
+
+
+def kernel_time_slice(cores: int) -> int:
+    """Linux's default time slice in ns: EEVDF's base slice, 0.75 ms scaled by
+    1 + ilog2(CPUs, at most 8) (kernel/sched/fair.c, SCHED_TUNABLESCALING_LOG)."""
+    return 750 * US * (1 + min(cores, 8).bit_length() - 1)
 
 
 def fill_measured(data: dict[str, Any]) -> dict[str, Any]:

@@ -5,6 +5,7 @@ use gossiplab_engine::{Config, Schedule, Simulation};
 use serde_json::{json, Value};
 
 pub const MS: u64 = 1_000_000;
+pub const US: u64 = 1_000;
 pub const S: u64 = 1_000_000_000;
 
 /// The protocol presets, from the one file that defines them for every language.

@@ -1,0 +1,197 @@
+//! A host whose nodes outnumber its cores, run as an operating system runs processes:
+//! in time slices.
+//!
+//! Each node is one process. A core runs one node at a time, for at most one time slice;
+//! the node runs its own work in the order it became ready (its reading goroutines, its
+//! validation workers and its writers, one piece after the other). A node that runs out
+//! of work gives its core up (it blocks on the network); one whose slice is used up goes
+//! to the back of the host's run queue, and the core takes the node at its front. Work
+//! for a node that is not running waits until the node gets a core again.
+//!
+//! Inside a node, its goroutines take turns (`goroutines.rs`). A node away from the CPU
+//! for a few slices wakes to a burst of RPCs: its reading goroutines read them all and
+//! push their unseen copies into the 32-slot validation queue at once, which overflows
+//! (`validation.go:Push`): that is how real nodes on an overloaded host lose copies
+//! there.
+//!
+//! The slice is Linux's: EEVDF (`kernel/sched/fair.c`) gives every task of equal weight
+//! a request of `sysctl_sched_base_slice`, 0.75 ms scaled by 1 + ilog2(online CPUs, at
+//! most 8) (`get_update_sysctl_factor`, `SCHED_TUNABLESCALING_LOG`); with equal weights
+//! and no sleeper credit that is a round robin of slices. Not modelled: wake-up
+//! preemption, and a Go process running on two cores at once (GOMAXPROCS threads).
+
+use std::collections::VecDeque;
+
+use crate::config::Time;
+use crate::goroutines::{Goroutine, Process};
+use crate::queue::{Event, EventQueue};
+
+/// Linux's default time slice on a host of `cores` cores, in nanoseconds.
+pub fn kernel_default_slice(cores: u32) -> Time {
+    let cpus = cores.clamp(1, 8);
+    750_000 * Time::from(1 + cpus.ilog2())
+}
+
+/// A node (a process): its goroutines, and where it is on the host.
+#[derive(Default)]
+struct Node {
+    process: Process,
+    /// On a core now.
+    running: bool,
+    /// In its host's run queue.
+    waiting: bool,
+}
+
+const IDLE: u32 = u32::MAX;
+
+#[derive(Clone, Copy)]
+struct Core {
+    /// The node on the core, or `IDLE`.
+    node: u32,
+    /// When the node's running goroutine last (re)started.
+    since: Time,
+    /// When the node's slice ends.
+    slice_end: Time,
+}
+
+struct Host {
+    cores: Vec<Core>,
+    run_queue: VecDeque<u32>,
+}
+
+pub struct Slices {
+    slice: Time,
+    nodes_per_host: u32,
+    hosts: Vec<Host>,
+    procs: Vec<Node>,
+}
+
+impl Slices {
+    pub fn new(nodes: u32, nodes_per_host: u32, cores: u32, slice: Time) -> Self {
+        let hosts = nodes.div_ceil(nodes_per_host).max(1);
+        let idle = Core {
+            node: IDLE,
+            since: 0,
+            slice_end: 0,
+        };
+        Self {
+            slice,
+            nodes_per_host,
+            hosts: (0..hosts)
+                .map(|_| Host {
+                    cores: vec![idle; cores as usize],
+                    run_queue: VecDeque::new(),
+                })
+                .collect(),
+            procs: (0..nodes).map(|_| Node::default()).collect(),
+        }
+    }
+
+    pub fn slice(&self) -> Time {
+        self.slice
+    }
+
+    /// `node`'s goroutine `g` has work of `cost` ready now; `event` happens when it is
+    /// done. A node already on a core or waiting for one just queues it; an idle one
+    /// takes a free core at once, or waits at the back of the run queue.
+    pub fn submit(
+        &mut self,
+        queue: &mut EventQueue,
+        node: u32,
+        g: Goroutine,
+        cost: Time,
+        event: Event,
+    ) {
+        let p = &mut self.procs[node as usize];
+        p.process.push(g, cost, event);
+        if p.running || p.waiting {
+            return;
+        }
+        let host = (node / self.nodes_per_host) as usize;
+        let free = self.hosts[host].cores.iter().position(|c| c.node == IDLE);
+        match free {
+            Some(core) => self.start(queue, host, core, node),
+            None => {
+                self.procs[node as usize].waiting = true;
+                self.hosts[host].run_queue.push_back(node);
+            }
+        }
+    }
+
+    /// The core's tick (its piece of work or its slice ended): account the time run,
+    /// and return the finished piece's event, if the piece is done. Call `next` after
+    /// carrying the event out (which may give the node more work).
+    pub fn finish(&mut self, host: u32, core: u32, now: Time) -> Option<Event> {
+        let c = &mut self.hosts[host as usize].cores[core as usize];
+        let elapsed = now - c.since;
+        c.since = now;
+        self.procs[c.node as usize].process.run_for(elapsed)
+    }
+
+    /// After a tick: the node keeps the core while it has work and slice left; else it
+    /// blocks (no work) or queues again (slice used up), and the next node takes over.
+    pub fn next(&mut self, queue: &mut EventQueue, host: u32, core: u32, now: Time) {
+        let (h, k) = (host as usize, core as usize);
+        let c = self.hosts[h].cores[k];
+        let node = c.node;
+        let process = &mut self.procs[node as usize].process;
+        process.settle();
+        let has_work = process.has_work();
+        if has_work && now < c.slice_end {
+            self.schedule(queue, h, k);
+            return;
+        }
+        let p = &mut self.procs[node as usize];
+        p.running = false;
+        if has_work {
+            p.waiting = true;
+            self.hosts[h].run_queue.push_back(node);
+        }
+        self.hosts[h].cores[k].node = IDLE;
+        if let Some(next) = self.hosts[h].run_queue.pop_front() {
+            self.procs[next as usize].waiting = false;
+            self.start(queue, h, k, next);
+        }
+    }
+
+    fn start(&mut self, queue: &mut EventQueue, host: usize, core: usize, node: u32) {
+        let now = queue.now();
+        self.procs[node as usize].running = true;
+        self.hosts[host].cores[core] = Core {
+            node,
+            since: now,
+            slice_end: now + self.slice,
+        };
+        self.schedule(queue, host, core);
+    }
+
+    /// The core's next tick: when its goroutine's piece is done or its turn ends, or the
+    /// node's slice ends, whichever first.
+    fn schedule(&mut self, queue: &mut EventQueue, host: usize, core: usize) {
+        let c = self.hosts[host].cores[core];
+        let left = self.procs[c.node as usize].process.until_tick();
+        let at = (c.since + left).min(c.slice_end);
+        let event = Event::CoreTick {
+            host: host as u32,
+            core: core as u32,
+        };
+        queue.push(at, host as u32 * self.nodes_per_host, event);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_kernel_scales_its_base_slice_by_the_log_of_the_cpus() {
+        // 0.75 ms × (1 + ilog2(cpus)), cpus capped at 8 (kernel/sched/fair.c).
+        let ms = |n: u32| n as Time * 250_000; // quarters of a millisecond
+        assert_eq!(kernel_default_slice(1), ms(3));
+        assert_eq!(kernel_default_slice(2), ms(6));
+        assert_eq!(kernel_default_slice(3), ms(6));
+        assert_eq!(kernel_default_slice(4), ms(9));
+        assert_eq!(kernel_default_slice(8), ms(12));
+        assert_eq!(kernel_default_slice(64), ms(12));
+    }
+}
