@@ -12,6 +12,7 @@ import pytest
 from gossiplab import runner
 from gossiplab.errors import ScenarioError
 from gossiplab.scenario import load_scenario, parse_scenario
+from gossiplab.scenario.cpu import CpuConfig
 
 HERE = Path(__file__).parent
 SCENARIO = HERE.parent / "scenarios/crosscheck/uplink-500k.toml"
@@ -49,6 +50,8 @@ def first_and_last_copy_ms(sharing: str, tmp_path: Path) -> tuple[float, float]:
         update={
             "backend": "model",
             "network": s.network.model_copy(update={"uplink_sharing": sharing}),
+            # The closed forms below count the network alone, not the nodes' CPU.
+            "cpu": CpuConfig(),
         }
     )
     out = tmp_path / sharing
