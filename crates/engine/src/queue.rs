@@ -64,6 +64,8 @@ pub enum Event {
     Encoded { link: u32 },
     /// The publisher of `msg` finished signing it (CPU).
     Signed { msg: u32 },
+    /// `link`'s owner has its end of a topology connection up: it sends its hello.
+    Hello { link: u32 },
 }
 
 impl Event {
@@ -87,6 +89,7 @@ impl Event {
             Event::Decoded { .. } => 12,
             Event::Encoded { .. } => 13,
             Event::Signed { .. } => 14,
+            Event::Hello { .. } => 15,
         }
     }
 }
