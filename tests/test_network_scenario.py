@@ -200,6 +200,7 @@ MALFORMED: list[tuple[str, dict[str, Any], str]] = [
     ),
     ("negative-initial-window", {"initial_window": -1}, "network.initial_window"),
     ("pacing-without-window", {"initial_window": 0, "pacing": True}, "network.pacing"),
+    ("negative-connect-round-trips", {"connect_round_trips": -1}, "network.connect_round_trips"),
 ]
 
 

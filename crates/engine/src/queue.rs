@@ -68,6 +68,8 @@ pub enum Event {
     WindowOpen { link: u32 },
     /// A core of a time-sliced host finished a piece of work or a slice (`slices.rs`).
     CoreTick { host: u32, core: u32 },
+    /// `link`'s owner has its end of a topology connection up: it sends its hello.
+    Hello { link: u32 },
 }
 
 impl Event {
@@ -93,6 +95,7 @@ impl Event {
             Event::Signed { .. } => 14,
             Event::WindowOpen { .. } => 15,
             Event::CoreTick { .. } => 16,
+            Event::Hello { .. } => 17,
         }
     }
 }

@@ -108,17 +108,22 @@ impl Simulation {
             next_publish: 0,
             partial,
         };
-        sim.start();
+        sim.start(config.connect_round_trips);
         sim.schedule_faults(&config.faults);
         sim.schedule_subscription_changes(&config.subscription_changes);
         Ok(sim)
     }
 
-    /// Connections open at time 0: every node announces its subscriptions (the hello
-    /// RPC), gossipsub nodes start their heartbeats, and the first publication is queued.
-    fn start(&mut self) {
+    /// The topology's connections are dialed at time 0: every node announces its
+    /// subscriptions (the hello RPC) on each as soon as its end is up, gossipsub nodes
+    /// start their heartbeats, and the first publication is queued.
+    fn start(&mut self, connect_round_trips: u64) {
         for node in 0..self.nodes.len() as u32 {
-            self.send_hello(node);
+            if connect_round_trips == 0 {
+                self.send_hello(node);
+            } else {
+                self.schedule_hellos(node, connect_round_trips);
+            }
             if self.router.is_gossipsub() {
                 // Real nodes do not start in the same nanosecond: each heartbeat timer
                 // gets a random phase within one interval after the initial delay.
@@ -131,6 +136,40 @@ impl Simulation {
             }
         }
         self.queue_next_publish();
+    }
+}
+
+impl Simulation {
+    /// When each end of `node`'s connections is up, measured on go-libp2p v0.51.0 over
+    /// QUIC in simnet (docs/protocol.md, "Connections"): the dialer opens its pub/sub
+    /// stream and sends its hello `trips` round trips after the dial (the QUIC
+    /// handshake, then multistream-select of the pub/sub protocol: go-libp2p-pubsub's
+    /// `handleNewPeer` offers several protocol ids, so the stream waits for the answer);
+    /// the listener learns of the connection from the dialer's last handshake packet, one
+    /// latency later, and does the same. Until a hello arrives the peer's topics are
+    /// unknown, so heartbeats neither graft nor gossip to it (go's `getPeers` reads the
+    /// topics its peers announced).
+    fn schedule_hellos(&mut self, node: u32, trips: u64) {
+        for link in self.links.of(node) {
+            let there = self.links.latency[link as usize];
+            let back = self.links.latency[self.links.reverse[link as usize] as usize];
+            let mut up = trips * (there + back);
+            if !self.links.outbound[link as usize] {
+                up += back; // the dialer's last handshake packet travels peer -> node
+            }
+            if up <= self.end {
+                self.queue.push(up, node, Event::Hello { link });
+            }
+        }
+    }
+
+    /// `link`'s owner has its end of the connection up: the hello goes out, unless the
+    /// node is down by then (it says hello again when it comes back).
+    pub(crate) fn connection_up(&mut self, link: u32) {
+        let node = self.links.owner[link as usize];
+        if !self.is_down(node) {
+            self.send_hello_on(node, link);
+        }
     }
 }
 

@@ -184,6 +184,7 @@ impl Simulation {
                 }
             }
             Event::DialDone { node, peer } => self.dial_done(node, peer),
+            Event::Hello { link } => self.connection_up(link),
             Event::Subscription {
                 node,
                 topic,

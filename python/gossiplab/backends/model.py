@@ -153,6 +153,7 @@ def engine_config(
         "nodes": nodes,
         "end_ns": end_ns,
         "topics": s.workload.topics,
+        "connect_round_trips": s.network.connect_round_trips,
         "network": {
             "latency": _latency_model(s),
             "jitter_ns": s.network.jitter,

@@ -219,6 +219,9 @@ class NetworkConfig(Section):
     # quic-go's pacer on every connection (10 packets at once, then twice the window per
     # round trip), as simnet's QUIC hosts send; it paces the window, so needs slow start.
     pacing: bool = False
+    # Round trips a topology connection takes, from its dial at time 0, before the dialer
+    # sends its subscriptions; the listener's follow one latency later. 0: at time 0.
+    connect_round_trips: int = Field(default=0, ge=0, le=100)
     # How a node's uplink serves its connections: "fair" (turns of 16 KiB: TCP flows
     # through the kernel's FIFO qdisc, measured), "fifo" (whole RPCs in queueing order:
     # Shadow's interface queue) or "window" (each connection releases what its congestion

@@ -122,6 +122,11 @@ def notes(s: Scenario) -> list[str]:
             "network.initial_window is the model's TCP window; simnet runs QUIC with "
             "quic-go's own congestion control"
         )
+    if _changed(s, "connect_round_trips"):
+        found.append(
+            "network.connect_round_trips is the model's; simnet's hosts go through their own "
+            "QUIC handshakes"
+        )
     if _changed(s, "uplink_sharing") or _changed(s, "send_buffer"):
         found.append(
             "network.uplink_sharing and network.send_buffer are the model's; simnet's hosts "
