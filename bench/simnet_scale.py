@@ -3,7 +3,7 @@
 Runs `gossiplab crosscheck --against simnet` on scenarios/simnet/ethereum-1000.toml with
 `topology.nodes` and the number of messages published at once changed, and prints one
 Markdown row per run for bench/RESULTS.md: simnet's wall time, peak memory and peak live
-heap (from its summary.json), the model's engine time on the same
+heap and CPU time (from its summary.json), the model's engine time on the same
 file and the speed ratio, and the machine's load while it ran. Each run is its own
 process tree, so the peak memory is its own.
 
@@ -30,9 +30,9 @@ GIB = 1 << 30
 
 HEADER = (
     "| nodes | messages | delivery ratio | dissemination p99 (ms) | simnet wall s | "
-    "connected (wall s) | peak RSS GiB | peak live heap GiB | "
+    "simnet CPU s | connected (wall s) | peak RSS GiB | peak live heap GiB | "
     "model engine s | model : simnet | load |\n"
-    "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
+    "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
 )
 
 
@@ -69,6 +69,7 @@ def row(folder: Path, load: str = "?") -> str:
         f"{real['delivery']['ratio']:.4g}",
         f"{real['dissemination_ms']['p99']:,.0f}",
         f"{sim['wall_s']:.0f}",
+        f"{sim['cpu_s']:.0f}" if "cpu_s" in sim else "–",
         f"{sim['connected_wall_s']:.0f}",
         f"{sim['peak_rss_bytes'] / GIB:.2f}",
         f"{sim.get('peak_live_heap_bytes', 0) / GIB:.2f}",

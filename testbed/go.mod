@@ -103,3 +103,8 @@ require (
 	golang.org/x/tools v0.48.0 // indirect
 	lukechampine.com/blake3 v1.4.1 // indirect
 )
+
+// go-buffer-pool rounds every buffer up to a power of two, so each 128 KiB message a
+// pubsub stream sends or receives holds 256 KiB; ours (bufpool/, same API) rounds in
+// sixteenths and changes no result (bufpool/pool.go).
+replace github.com/libp2p/go-buffer-pool => ./bufpool

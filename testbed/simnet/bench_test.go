@@ -153,9 +153,9 @@ func TestBench(t *testing.T) {
 		}
 	}
 	fmt.Printf("bench nodes=%d k=%d m=%d: deliveries %d of %d (the publisher delivers its own), last at %.3f s virtual; "+
-		"wall %.1f s (hosts %.1f s, connected %.1f s at %.2f s virtual), peak RSS %.2f GiB, peak live heap %.2f GiB, "+
+		"wall %.1f s, CPU %.1f s (hosts %.1f s, connected %.1f s at %.2f s virtual), peak RSS %.2f GiB, peak live heap %.2f GiB, "+
 		"collector %.0f %% of the CPU\n",
-		nodes, k, m, delivered, m*nodes, float64(last)/1e9, rec.WallS, rec.HostsCreatedWallS,
+		nodes, k, m, delivered, m*nodes, float64(last)/1e9, rec.WallS, rec.CPUS, rec.HostsCreatedWallS,
 		rec.ConnectedWallS, float64(rec.ConnectedVirtualNs)/1e9, float64(rec.PeakRSS)/(1<<30),
 		float64(rec.PeakLiveHeapBytes)/(1<<30), 100*rec.GCCPUShare)
 }

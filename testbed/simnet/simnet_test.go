@@ -22,6 +22,7 @@ const SimnetFile = "simnet.json"
 type simnetRecord struct {
 	Versions map[string]string `json:"versions"`
 	WallS    float64           `json:"wall_s"`
+	CPUS     float64           `json:"cpu_s"` // user and system CPU time of the whole runner
 	PeakRSS  int64             `json:"peak_rss_bytes"`
 	// MemoryLimit is the collector's memory limit in force (GOMEMLIMIT, or setMemoryLimit's).
 	MemoryLimit int64 `json:"memory_limit_bytes"`
@@ -73,7 +74,7 @@ func runConfig(t *testing.T, cfg *RunConfig, out string, p *progress) (*simnetRe
 		return nil, err
 	}
 	p.emit(map[string]any{"event": "done"})
-	return &simnetRecord{Versions: versions(), WallS: wall(), PeakRSS: peakRSS(), MemoryLimit: limit, Stats: stats}, nil
+	return &simnetRecord{Versions: versions(), WallS: wall(), CPUS: cpuSeconds(), PeakRSS: peakRSS(), MemoryLimit: limit, Stats: stats}, nil
 }
 
 func writeRecord(out string, rec *simnetRecord) error {

@@ -15,9 +15,14 @@ var pinnedVersions = map[string]string{
 	"github.com/quic-go/quic-go":         "v0.64.1",
 }
 
+// bufferPool is what go.mod puts in go-buffer-pool's place: our own pool with finer
+// size classes (bufpool/pool.go), recorded so that a run says what it linked.
+const bufferPoolModule, bufferPool = "github.com/libp2p/go-buffer-pool", "testbed/bufpool"
+
 // versions is Go's version and the pinned modules', for simnet.json and node.json.
 func versions() map[string]string {
 	v := gossipnode.BuildVersions()
 	maps.Copy(v, pinnedVersions)
+	v[bufferPoolModule] = bufferPool
 	return v
 }

@@ -18,3 +18,15 @@ func TestPinnedVersionsMatchGoMod(t *testing.T) {
 		}
 	}
 }
+
+// The record names the buffer pool go.mod puts in go-buffer-pool's place.
+func TestVersionsNameTheReplacedBufferPool(t *testing.T) {
+	raw, err := os.ReadFile("../go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "replace " + bufferPoolModule + " => ./bufpool\n"
+	if !strings.Contains(string(raw), want) || versions()[bufferPoolModule] != "testbed/bufpool" {
+		t.Errorf("go.mod lacks %q or versions() = %v", want, versions())
+	}
+}

@@ -1,0 +1,3 @@
+module github.com/libp2p/go-buffer-pool
+
+go 1.22
