@@ -12,8 +12,8 @@
 //! keys are monotone, and a radix heap (Ahuja et al. 1990) pushes and pops in amortized
 //! constant time instead of a binary heap's log n. The key is `time << 5 | kind`; bucket
 //! 0 holds keys equal to the last popped key, and bucket (level, digit) the keys whose
-//! highest 8-bit digit differing from it is at `level` and is `digit` (a radix heap of
-//! base 256). Every bucket keeps insertion order, so equal keys come out first in, first
+//! highest 6-bit digit differing from it is at `level` and is `digit` (a radix heap of
+//! base 64). Every bucket keeps insertion order, so equal keys come out first in, first
 //! out.
 //! Kinds order simultaneous events known in advance; an event scheduled for the very
 //! instant being processed goes after everything already due then.
@@ -103,11 +103,12 @@ impl Event {
 const SOURCE_BITS: u32 = 24;
 const RANK_BITS: u32 = 5;
 /// Bits per radix digit: bucket (level, digit) > 0 holds keys whose highest digit
-/// differing from `last` is at `level`, with value `digit`. With 256 buckets per level
-/// an event moves at most 7 times (a bucket of level 0 is taken whole), and in practice
+/// differing from `last` is at `level`, with value `digit`. With 64 buckets per level an
+/// event moves at most 10 times (a bucket of level 0 is taken whole), and in practice
 /// once or twice: on the demo with CPU costs, whose events are spread over many
-/// distinct times, 1.4 moves per event against 2.2 with 4-bit digits.
-const DIGIT_BITS: u32 = 8;
+/// distinct times, 1.4 moves per event against 2.2 with 4-bit digits (8-bit digits move
+/// as many and were slower on the 1,000-node benchmark).
+const DIGIT_BITS: u32 = 6;
 const DIGITS: usize = 1 << DIGIT_BITS;
 const LEVELS: usize = 64usize.div_ceil(DIGIT_BITS as usize);
 const BUCKETS: usize = 1 + LEVELS * DIGITS;
