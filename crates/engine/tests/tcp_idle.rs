@@ -7,25 +7,14 @@
 mod common;
 use common::*;
 
-use gossiplab_engine::Simulation;
 use serde_json::json;
 
 /// Latency of three 100 kB messages from node 0 to node 1 (20 ms links, unlimited
 /// bandwidth), published at 1 s, 1.1 s (100 ms later: not idle) and 3.1 s (2 s idle).
 fn latencies(slow_start_after_idle: bool) -> Vec<u64> {
-    let patch = json!({"network": {
+    three_message_latencies(json!({
         "initial_window_segments": 10, "slow_start_after_idle": slow_start_after_idle
-    }});
-    let c = config(2, "floodsub", 20 * MS, 10 * S, 1, patch);
-    let schedule = then(
-        messages(0, S, 100 * MS, 2, 100_000),
-        messages(0, 3_100 * MS, 0, 1, 100_000),
-    );
-    let mut sim = Simulation::new(&c, &line(2), &schedule).unwrap();
-    sim.run();
-    let publish = [S, 1_100 * MS, 3_100 * MS];
-    let d = &sim.output().deliveries;
-    (0..3).map(|i| d.t_ns[i] as u64 - publish[i]).collect()
+    }))
 }
 
 #[test]

@@ -84,20 +84,10 @@ fn equal_round_trips_keep_their_order_and_end_one_last_flight_apart() {
 /// Latencies of three 100 kB messages from node 0 to node 1 (20 ms links, a 10 Gbit
 /// uplink: writing takes 80 µs a copy), published at 1 s, 1.1 s and 3.1 s (2 s idle).
 fn three_messages(slow_start_after_idle: bool) -> Vec<u64> {
-    let patch = json!({"network": {
+    three_message_latencies(json!({
         "initial_window_segments": 10, "slow_start_after_idle": slow_start_after_idle,
         "uplink_sharing": "window", "upload_bps": [10_000_000_000u64, 0]
-    }});
-    let c = config(2, "floodsub", 20 * MS, 10 * S, 1, patch);
-    let schedule = then(
-        messages(0, S, 100 * MS, 2, 100_000),
-        messages(0, 3_100 * MS, 0, 1, 100_000),
-    );
-    let mut sim = Simulation::new(&c, &line(2), &schedule).unwrap();
-    sim.run();
-    let publish = [S, 1_100 * MS, 3_100 * MS];
-    let d = &sim.output().deliveries;
-    (0..3).map(|i| d.t_ns[i] as u64 - publish[i]).collect()
+    }))
 }
 
 /// `t` is `expected` plus at most the 10 Gbit uplink's writing of two copies (80 µs
