@@ -286,4 +286,4 @@ def test_simnet_scenarios_bring_connections_up_as_quic_does(path: Path) -> None:
     nodes = build_topology(s).nodes
     schedule = build_schedule(s, nodes)
     config = engine_config(s, nodes, end_time_ns(s, schedule), schedule)
-    assert config["connect_round_trips"] == 2
+    assert config["network"]["connect_round_trips"] == 2

@@ -39,13 +39,6 @@ pub struct Config {
     /// Hosts, their cores and what CPU work costs (`cpu.rs`); the default charges nothing.
     #[serde(default)]
     pub cpu: CpuConfig,
-    /// Round trips a connection of the topology takes, from the dial at time 0, before
-    /// its dialer sends the hello (its subscriptions); the listener's end is up one
-    /// latency later. 0: both ends send their hello at time 0. (The scenario's
-    /// `network.connect_round_trips`; kept out of `NetworkConfig`, which the link
-    /// models take whole.)
-    #[serde(default)]
-    pub connect_round_trips: u64,
 }
 
 /// Hosts and CPU costs. Costs are means in nanoseconds (per KB: per 1000 bytes), charged
@@ -220,6 +213,11 @@ pub struct NetworkConfig {
     /// queue only when its writing starts.
     #[serde(default = "default_send_buffer")]
     pub send_buffer_bytes: u64,
+    /// Round trips a connection of the topology takes, from the dial at time 0, before
+    /// its dialer sends the hello (its subscriptions); the listener's end is up one
+    /// latency later. 0: both ends send their hello at time 0.
+    #[serde(default)]
+    pub connect_round_trips: u64,
     /// Per-node uplink capacity in bit/s; 0 means unlimited. One entry per node.
     pub upload_bps: Vec<u64>,
     /// Per-node downlink capacity in bit/s; 0 means unlimited. One entry per node.

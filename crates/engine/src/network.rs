@@ -437,6 +437,7 @@ mod tests {
             pacing: false,
             uplink_sharing: Default::default(),
             send_buffer_bytes: 0,
+            connect_round_trips: 0,
             upload_bps: vec![0, 0],
             download_bps: vec![down, down],
             cpu_per_message_ns: vec![0, 0],

@@ -108,7 +108,7 @@ impl Simulation {
             next_publish: 0,
             partial,
         };
-        sim.start(config.connect_round_trips);
+        sim.start(config.network.connect_round_trips);
         sim.schedule_faults(&config.faults);
         sim.schedule_subscription_changes(&config.subscription_changes);
         Ok(sim)

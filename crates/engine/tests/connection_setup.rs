@@ -23,7 +23,7 @@ fn sent(sim: &Simulation, node: u32, kind: Kind) -> u64 {
 
 /// Two nodes, 0 dialing 1, `latency_ns` each way, hellos after `trips` round trips.
 fn pair(latency_ns: u64, trips: u64, seed: u64) -> Simulation {
-    let patch = json!({"connect_round_trips": trips});
+    let patch = json!({"network": {"connect_round_trips": trips}});
     let c = config(2, "gossipsub", latency_ns, 10 * S, seed, patch);
     Simulation::new(&c, &line(2), &Schedule::default()).unwrap()
 }

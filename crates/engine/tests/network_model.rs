@@ -102,6 +102,7 @@ fn mean_retransmission_delay_matches_the_loss_formula() {
         pacing: false,
         uplink_sharing: Default::default(),
         send_buffer_bytes: 0,
+        connect_round_trips: 0,
         upload_bps: vec![0, 0],
         download_bps: vec![0, 0],
         cpu_per_message_ns: vec![0, 0],

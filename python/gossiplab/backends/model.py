@@ -153,7 +153,6 @@ def engine_config(
         "nodes": nodes,
         "end_ns": end_ns,
         "topics": s.workload.topics,
-        "connect_round_trips": s.network.connect_round_trips,
         "network": {
             "latency": _latency_model(s),
             "jitter_ns": s.network.jitter,
@@ -163,6 +162,7 @@ def engine_config(
             "pacing": s.network.pacing,
             "uplink_sharing": s.network.uplink_sharing,
             "send_buffer_bytes": s.network.send_buffer,
+            "connect_round_trips": s.network.connect_round_trips,
             **node_resources(s, nodes, placement),
             "placement": engine_placement(s, placement),
             "shared_ips": s.network.shared_ips,
