@@ -112,11 +112,7 @@ const DIGIT_BITS: u32 = 6;
 const DIGITS: usize = 1 << DIGIT_BITS;
 const LEVELS: usize = 64usize.div_ceil(DIGIT_BITS as usize);
 const BUCKETS: usize = 1 + LEVELS * DIGITS;
-const FILLED_WORDS: usize = BUCKETS.div_ceil(64);
-const _: () = assert!(
-    FILLED_WORDS <= 64,
-    "one summary word covers the filled words"
-);
+const _: () = assert!(DIGITS == 64, "one filled word per level");
 
 #[derive(Clone, Copy, Debug)]
 struct Entry {
@@ -128,15 +124,16 @@ struct Entry {
 pub struct EventQueue {
     /// Bucket 0 holds keys equal to `last`, in insertion order, from `head` on; the
     /// others are appended to and emptied whole (plain vectors: cheaper than deques).
-    buckets: Vec<Vec<Entry>>,
+    buckets: Box<[Vec<Entry>; BUCKETS]>,
     /// Where bucket 0's queued entries start.
     head: usize,
     /// The smallest key of each bucket i > 0 (`u64::MAX` when empty), so that the next
     /// minimum needs no pass over a bucket.
     mins: [u64; BUCKETS],
-    /// Bit i set: bucket i > 0 is not empty.
-    filled: [u64; FILLED_WORDS],
-    /// Bit w set: `filled[w]` is not 0 (the first non-empty bucket in two steps).
+    /// Bit `digit` of word `level` set: bucket (level, digit) is not empty.
+    filled: [u64; LEVELS],
+    /// Bit `level` set: `filled[level]` is not 0 (the first non-empty bucket in two
+    /// steps).
     summary: u64,
     /// Smallest key still queued is >= last; every key in bucket (level, digit) differs
     /// from it first in the digit at `level`, which it has as `digit`.
@@ -148,14 +145,10 @@ pub struct EventQueue {
     popped: u64,
 }
 
-fn bucket_of(key: u64, last: u64) -> usize {
-    let differ = key ^ last;
-    if differ == 0 {
-        return 0;
-    }
-    let level = (63 - differ.leading_zeros()) / DIGIT_BITS;
-    let digit = (key >> (level * DIGIT_BITS)) as usize & (DIGITS - 1);
-    1 + level as usize * DIGITS + digit
+/// The index of bucket (level, digit).
+#[inline]
+fn bucket(level: usize, digit: usize) -> usize {
+    1 + level * DIGITS + digit
 }
 
 impl EventQueue {
@@ -166,10 +159,10 @@ impl EventQueue {
             "at most 16.7 million nodes"
         );
         Self {
-            buckets: (0..BUCKETS).map(|_| Vec::new()).collect(),
+            buckets: Box::new(std::array::from_fn(|_| Vec::new())),
             head: 0,
             mins: [u64::MAX; BUCKETS],
-            filled: [0; FILLED_WORDS],
+            filled: [0; LEVELS],
             summary: 0,
             last: 0,
             len: 0,
@@ -223,13 +216,18 @@ impl EventQueue {
     /// File `entry` in its bucket relative to `last`.
     #[inline]
     fn put(&mut self, entry: Entry) {
-        let b = bucket_of(entry.key, self.last);
-        self.buckets[b].push(entry);
-        if b > 0 {
-            self.mins[b] = self.mins[b].min(entry.key);
-            self.filled[b / 64] |= 1 << (b % 64);
-            self.summary |= 1 << (b / 64);
+        let differ = entry.key ^ self.last;
+        if differ == 0 {
+            self.buckets[0].push(entry);
+            return;
         }
+        let level = ((63 - differ.leading_zeros()) / DIGIT_BITS) as usize;
+        let digit = (entry.key >> (level as u32 * DIGIT_BITS)) as usize & (DIGITS - 1);
+        let b = bucket(level, digit);
+        self.buckets[b].push(entry);
+        self.mins[b] = self.mins[b].min(entry.key);
+        self.filled[level] |= 1 << digit;
+        self.summary |= 1 << level;
     }
 
     /// True if bucket 0 holds an entry.
@@ -238,14 +236,14 @@ impl EventQueue {
         self.head < self.buckets[0].len()
     }
 
-    /// The first non-empty bucket after bucket 0.
+    /// The first non-empty bucket after bucket 0, as (level, digit).
     #[inline]
-    fn first_filled(&self) -> Option<usize> {
+    fn first_filled(&self) -> Option<(usize, usize)> {
         if self.summary == 0 {
             return None;
         }
-        let w = self.summary.trailing_zeros() as usize;
-        Some(w * 64 + self.filled[w].trailing_zeros() as usize)
+        let level = self.summary.trailing_zeros() as usize;
+        Some((level, self.filled[level].trailing_zeros() as usize))
     }
 
     /// Make bucket 0 hold the smallest key, redistributing the first non-empty bucket.
@@ -253,25 +251,26 @@ impl EventQueue {
         if self.ready() {
             return true;
         }
-        let Some(i) = self.first_filled() else {
+        let Some((level, digit)) = self.first_filled() else {
             return false;
         };
-        self.redistribute(i);
+        self.redistribute(level, digit);
         true
     }
 
-    /// Make the smallest key of bucket `i` (the first non-empty one) the new `last`, and
-    /// spread the bucket over the lower ones. Bucket 0 is empty then.
-    fn redistribute(&mut self, i: usize) {
+    /// Make the smallest key of bucket (level, digit), the first non-empty one, the new
+    /// `last`, and spread the bucket over the lower ones. Bucket 0 is empty then.
+    fn redistribute(&mut self, level: usize, digit: usize) {
+        let i = bucket(level, digit);
         self.buckets[0].clear();
         self.head = 0;
         self.last = self.mins[i];
         self.mins[i] = u64::MAX;
-        self.filled[i / 64] &= !(1 << (i % 64));
-        if self.filled[i / 64] == 0 {
-            self.summary &= !(1 << (i / 64));
+        self.filled[level] &= !(1 << digit);
+        if self.filled[level] == 0 {
+            self.summary &= !(1 << level);
         }
-        if i <= DIGITS {
+        if level == 0 {
             // A bucket of level 0 holds keys that differ from the old `last` in the
             // lowest digit only, all with the same value there: they are all equal (the
             // new `last`), in insertion order, so the bucket becomes bucket 0 as it is.
@@ -294,7 +293,8 @@ impl EventQueue {
         if self.ready() {
             return Some(self.buckets[0][self.head].key >> RANK_BITS);
         }
-        self.first_filled().map(|i| self.mins[i] >> RANK_BITS)
+        self.first_filled()
+            .map(|(level, digit)| self.mins[bucket(level, digit)] >> RANK_BITS)
     }
 
     /// Remove the earliest event if it is due by `until`, and advance the clock to it.
@@ -305,11 +305,11 @@ impl EventQueue {
             }
         } else {
             // One look for the first non-empty bucket, for the test and the pop.
-            let i = self.first_filled()?;
-            if self.mins[i] >> RANK_BITS > until {
+            let (level, digit) = self.first_filled()?;
+            if self.mins[bucket(level, digit)] >> RANK_BITS > until {
                 return None; // `last` stays: a push may still come for any time from now
             }
-            self.redistribute(i);
+            self.redistribute(level, digit);
         }
         self.pop()
     }
