@@ -222,6 +222,7 @@ impl Cpu {
     /// `receiver` reads an RPC taking `cost` that arrived on `link` at `now`: after
     /// the RPCs before it on that stream (one reading goroutine per stream,
     /// `comm.go:handleNewStream`). Returns when it is decoded (hosts not time-sliced).
+    #[inline]
     pub fn read(&mut self, link: u32, receiver: u32, now: Time, cost: Time) -> Time {
         let l = link as usize;
         if l >= self.reader_free.len() {

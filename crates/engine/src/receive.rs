@@ -110,14 +110,16 @@ impl Simulation {
         }
     }
 
+    #[inline]
     fn only_seen_copies(&self, receiver: u32, rpc: u32) -> bool {
         let r = self.rpcs.get(rpc);
         let seen = &self.nodes[receiver as usize].seen;
-        !r.msgs.is_empty()
-            && r.control.is_empty()
-            && r.subscribe.is_empty()
-            && r.unsubscribe.is_empty()
-            && r.msgs.iter().all(|m| seen.contains_key(&m.msg))
+        // `payload_only`: measured when sent with no subscriptions and no control.
+        debug_assert_eq!(
+            r.payload_only,
+            r.control.is_empty() && r.subscribe.is_empty() && r.unsubscribe.is_empty()
+        );
+        r.payload_only && !r.msgs.is_empty() && r.msgs.iter().all(|m| seen.contains_key(&m.msg))
     }
 
     /// Take out of `msgs` what `receiver` does not process as usual: invalid messages an
