@@ -125,6 +125,7 @@ impl Simulation {
 
     /// The writer encodes `rpc` from now. Returns true if the RPC has left (unlimited
     /// uplink) and the writer may take the next one.
+    #[inline(always)]
     fn write_now(&mut self, sender: u32, link: u32, rpc: u32, urgent: bool) -> bool {
         let now = self.now();
         let cost = self
@@ -334,7 +335,17 @@ impl Simulation {
     }
 
     /// Piggyback still-valid stashed GRAFT/PRUNE on RPC `rpc` about to go on `link`.
+    #[inline]
     fn attach_stashed_control(&mut self, link: u32, rpc: u32) {
+        // Nearly every link has nothing stashed: one test on the common path.
+        if self.transport.links[link as usize].stash.is_some() {
+            self.attach_stash(link, rpc);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn attach_stash(&mut self, link: u32, rpc: u32) {
         if let Some(stash) = self.take_stash(link) {
             let control = &mut self.rpcs.get_mut(rpc).control;
             for topic in stash.graft {
