@@ -45,6 +45,7 @@ impl Rpc {
             && self.control.is_empty()
     }
 
+    #[inline]
     pub fn total_bytes(&self) -> u64 {
         self.bytes.iter().sum()
     }
