@@ -299,19 +299,17 @@ impl EventQueue {
 
     /// Remove the earliest event if it is due by `until`, and advance the clock to it.
     pub fn pop_due(&mut self, until: Time) -> Option<(Time, Event)> {
-        if self.ready() {
-            if self.buckets[0][self.head].key >> RANK_BITS > until {
-                return None;
-            }
-        } else {
+        if !self.ready() {
             // One look for the first non-empty bucket, for the test and the pop.
             let (level, digit) = self.first_filled()?;
             if self.mins[bucket(level, digit)] >> RANK_BITS > until {
                 return None; // `last` stays: a push may still come for any time from now
             }
             self.redistribute(level, digit);
+        } else if self.buckets[0][self.head].key >> RANK_BITS > until {
+            return None;
         }
-        self.pop()
+        Some(self.take_head())
     }
 
     /// Remove the earliest event and advance the clock to it.
@@ -319,6 +317,12 @@ impl EventQueue {
         if !self.settle() {
             return None;
         }
+        Some(self.take_head())
+    }
+
+    /// Take the entry at the head of bucket 0 (which holds one) and advance the clock.
+    #[inline(always)]
+    fn take_head(&mut self) -> (Time, Event) {
         let entry = self.buckets[0][self.head];
         self.head += 1;
         if !self.ready() {
@@ -330,7 +334,7 @@ impl EventQueue {
         self.now = time;
         self.len -= 1;
         self.popped += 1;
-        Some((time, entry.event))
+        (time, entry.event)
     }
 }
 
