@@ -1,4 +1,4 @@
-"""Determinism guard: the event tables of three scenarios, pinned by hash.
+"""Determinism guard: the event tables of five scenarios, pinned by hash.
 
 A change that alters what the model does (event order, a protocol rule, a random draw)
 changes these hashes. That is allowed, but it must be a conscious change: update the
@@ -46,12 +46,33 @@ SCENARIOS: dict[str, dict[str, Any]] = {
         "protocol": {"version": "2.0", "D_announce": 3},
         "workload": {"messages": 50, "rate": "25/s", "size": "2KiB", "batch": 2},
     },
+    # CPU costs on a core per node: reading and writing RPCs, validation and signing
+    # each take time (the Decoded, Encoded and Signed events; links of no latency, as
+    # in the demo, where much of that work falls on the same instants).
+    "cpu-own-cores": {
+        "seed": 14,
+        "topology": {"kind": "barabasi-albert", "nodes": 40, "m": 4},
+        "network": {"latency": "0ms", "cpu_per_message": "200us"},
+        "protocol": {"version": "1.0", "D": 6, "D_lo": 4},
+        "workload": {"messages": 300, "rate": "200/s", "size": "1000B"},
+        "cpu": {"costs": "measured"},
+    },
+    # CPU costs on shared hosts, run in time slices, with lognormal costs.
+    "cpu-shared-hosts": {
+        "seed": 15,
+        "topology": {"kind": "random-regular", "nodes": 40, "degree": 6},
+        "network": {"latency": "10ms", "upload": "50Mbit"},
+        "workload": {"messages": 150, "rate": "50/s", "size": "2KiB"},
+        "cpu": {"costs": "measured", "nodes_per_host": 20, "cores": 2, "sigma": 1.0},
+    },
 }
 
 GOLDEN = {
     "floodsub": "99655374e1351eea79e3e2bde2b03e4d7b1966e4f91f998aed4784aefbc43f8a",
     "gossipsub-1.1": "41d5be567d2409fb175f1b3c2faae50174fe4b3996ee5a5750da54193a78ab81",
     "gossipsub-2.0-loss": "95a66d9536f5600068dc1037e76d87a04bf5ec27bebf4675c9101287027c4ea0",
+    "cpu-own-cores": "7c70ab86613c4bf9f7fcb313d10e3c6814c477280250091f78fb5e1670c5e09a",
+    "cpu-shared-hosts": "20234e0509573b963ca544fd60e351c83ddf614b5317998038148ccc3c17704e",
 }
 
 
