@@ -83,6 +83,11 @@ impl Process {
         }
     }
 
+    /// True if goroutine `id` is in the run queue (has work); false if it is blocked.
+    pub fn runnable(&self, id: Goroutine) -> bool {
+        self.routines.iter().any(|r| r.id == id && r.runnable)
+    }
+
     pub fn has_work(&self) -> bool {
         !self.run_queue.is_empty()
     }

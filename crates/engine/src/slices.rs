@@ -91,6 +91,11 @@ impl Slices {
         self.slice
     }
 
+    /// True if `node`'s goroutine `g` is runnable (has work), false if it waits.
+    pub fn runnable(&self, node: u32, g: Goroutine) -> bool {
+        self.procs[node as usize].process.runnable(g)
+    }
+
     /// `node`'s goroutine `g` has work of `cost` ready now; `event` happens when it is
     /// done. A node already on a core or waiting for one just queues it; an idle one
     /// takes a free core at once, or waits at the back of the run queue.

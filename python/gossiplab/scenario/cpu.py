@@ -1,7 +1,8 @@
 """[cpu]: hosts with cores their nodes share, and what CPU work costs (the model's).
 
 The engine places each cost where go-libp2p-pubsub v0.17.0 spends it
-(`crates/engine/src/cpu.rs`): reading an RPC in the peer's reading goroutine, validating
+(`crates/engine/src/cpu.rs`): reading an RPC in the peer's reading goroutine (and waking
+that goroutine up when it waited on the network), validating
 a copy in the validation pipeline, writing an RPC in the peer's writer goroutine (one at
 a time, so a busy host's 32-RPC outbound queues overflow), signing a publication.
 """
@@ -32,6 +33,7 @@ COST_FIELDS = (
     "per_copy",
     "per_rpc_received",
     "per_kb_received",
+    "per_read_wakeup",
     "per_rpc_sent",
     "per_kb_sent",
     "per_publish",
@@ -48,6 +50,9 @@ class CpuConfig(Section):
     per_copy: Duration = 0
     per_rpc_received: Duration = 0
     per_kb_received: Duration = 0  # per 1000 bytes read (decryption, framing)
+    # Each time a peer's reading goroutine wakes up from waiting on the network (read
+    # syscalls, netpoller, scheduler), shared by the RPCs it then reads before it waits.
+    per_read_wakeup: Duration = 0
     per_rpc_sent: Duration = 0
     per_kb_sent: Duration = 0  # per 1000 bytes written (encryption, framing)
     per_publish: Duration = 0  # signing, plus the application's own work (e.g. a proof)
@@ -57,6 +62,7 @@ class CpuConfig(Section):
     sigma_per_copy: float | None = Field(default=None, ge=0, le=5)
     sigma_per_rpc_received: float | None = Field(default=None, ge=0, le=5)
     sigma_per_kb_received: float | None = Field(default=None, ge=0, le=5)
+    sigma_per_read_wakeup: float | None = Field(default=None, ge=0, le=5)
     sigma_per_rpc_sent: float | None = Field(default=None, ge=0, le=5)
     sigma_per_kb_sent: float | None = Field(default=None, ge=0, le=5)
     sigma_per_publish: float | None = Field(default=None, ge=0, le=5)

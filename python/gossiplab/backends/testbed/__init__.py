@@ -70,7 +70,10 @@ class TestbedRun:
 
 
 def _resources(sampler: Sampler, epoch: int, end_ns: int, warmup: int) -> pl.DataFrame:
-    rows = [(node, t - epoch, cpu, rss) for node, t, cpu, rss in sampler.rows]
+    rows = [
+        (node, t - epoch, cpu, rss, *(None if c < 0 else c for c in counts))
+        for node, t, cpu, rss, *counts in sampler.rows
+    ]
     return pl.DataFrame(rows, schema=POLARS_SCHEMAS["resources"], orient="row").sort("node", "t_ns")
 
 

@@ -1,0 +1,66 @@
+//! The wake-up of a reading goroutine (`per_read_wakeup`, `crates/engine/src/cpu.rs`):
+//! paid by the RPC that finds its reader waiting on the network, shared by the RPCs that
+//! arrive before the reader has read everything, on both CPU paths (a node with a core
+//! of its own, and nodes sharing a core in time slices). Hand-computed timelines.
+
+mod common;
+use common::*;
+
+use gossiplab_engine::Simulation;
+use serde_json::json;
+
+/// Wake-up 1 ms, read 3 ms, validate 5 ms; sending and signing are free. Node 0
+/// publishes one 100-byte floodsub message at each of `at` to its two leaves over 10 ms
+/// links; `nodes_per_host` nodes share one core (time slices of 100 ms when they
+/// outnumber it). The leaves' delivery times.
+fn deliveries(nodes_per_host: u32, at: [u64; 2]) -> Vec<u64> {
+    let costs = json!({"cpu": {
+        "nodes_per_host": nodes_per_host, "cores": 1, "time_slice_ns": 100 * MS,
+        "per_read_wakeup_ns": MS, "per_rpc_received_ns": 3 * MS, "per_copy_ns": 5 * MS
+    }});
+    let c = config(3, "floodsub", 10 * MS, 2 * S, 1, costs);
+    let mut schedule = messages(0, at[0], 0, 2, 100);
+    schedule.t_intended_ns = at.to_vec();
+    let mut sim = Simulation::new(&c, &star(2), &schedule).unwrap();
+    sim.run();
+    sorted_delivery_times(&sim)
+}
+
+#[test]
+fn rpcs_far_apart_wake_the_reader_each_time() {
+    // Own core each. Each copy arrives at a waiting reader: wake 1 + read 3, validate 5.
+    // Message 0: 110 → 114 → 119; message 1: 210 → 214 → 219 (both leaves alike).
+    let expected = [119, 119, 219, 219].map(|t| t * MS);
+    assert_eq!(deliveries(1, [100 * MS, 200 * MS]), expected);
+}
+
+#[test]
+fn an_rpc_arriving_while_its_reader_reads_shares_the_wake_up() {
+    // Own core each (the first-in first-out path). Copies arrive at 110 and 111 ms. The
+    // reader wakes and reads the first 110-114; the second, there since 111, is read
+    // without a wake-up, 114-117 (submitted at 111, before the first copy's validation,
+    // submitted at 114). Validations 117-122 and 122-127. A wake-up per copy would make
+    // the second read 114-118 and deliver at 123 and 128.
+    let expected = [122, 122, 127, 127].map(|t| t * MS);
+    assert_eq!(deliveries(1, [100 * MS, 101 * MS]), expected);
+}
+
+#[test]
+fn rpcs_arriving_while_the_node_is_descheduled_pay_one_wake_up() {
+    // The three nodes share one core (slices of 100 ms); node 0 has no CPU work. Copies
+    // arrive at 110 and 111 ms. Leaf 1 takes the core at 110: wakes and reads 110-114,
+    // reads the second copy (its reader still runnable) 114-117, validates 117-122 and
+    // 122-127, then blocks. Leaf 2 waited for the core from 110: both copies arrived
+    // while it was descheduled, so its reader wakes once: 127-131 (wake + read),
+    // 131-134, validations 134-139 and 139-144. A wake-up per copy: 123, 128, 141, 146.
+    let expected = [122, 127, 139, 144].map(|t| t * MS);
+    assert_eq!(deliveries(3, [100 * MS, 101 * MS]), expected);
+}
+
+#[test]
+fn a_reader_that_blocked_pays_again_on_a_shared_core() {
+    // Shared core, copies at 110 and 210: leaf 1 110-114-119, leaf 2 119-123-128; then
+    // each has blocked, so message 1 wakes them again: 210-214-219, 219-223-228.
+    let expected = [119, 128, 219, 228].map(|t| t * MS);
+    assert_eq!(deliveries(3, [100 * MS, 200 * MS]), expected);
+}
