@@ -2,22 +2,23 @@
 
 Takes results folders of `gossiplab run` (or `gossiplab profile`) on the calibration
 network (40 nodes, Barabasi-Albert m = 4, 10 ms links; bench/scenarios/cpu/calib-*.toml)
-at several loads, signed and unsigned, 1 kB and 32 kB. Per node it reads, over the
-measured interval (from the last sample before the first publication to the end), the
-CPU time and the counts of read syscalls and context switches (`resources.parquet`, from
-/proc), the payload copies and bytes it received and sent (`traffic.parquet`) and the
-copies it validated (its first receipts, `deliveries.parquet`; signed runs only). Then it
-fits, by least squares over every node of every run,
+at several loads, signed and unsigned. Per node it reads, over the measured interval
+(from the last sample before the first publication to the end), the CPU time and the
+counts of read syscalls and voluntary context switches (`resources.parquet`, from /proc),
+the payload copies and bytes it received and sent (`traffic.parquet`) and the copies it
+validated (its first receipts, `deliveries.parquet`; signed runs only). The bytes
+(`per_kb`) and the signature checks (`per_copy`) keep the costs the profiles gave; on
+the 1 kB runs it fits what is left, by least squares of relative errors over every node
+of every run, as
 
-    CPU = per_rpc × (copies received + sent) + per_kb × (kB received + sent)
-          + per_copy × copies validated [+ per_read × read syscalls]
+    per_rpc × (copies received + sent) [+ per_read × read syscalls]
 
-once without the read syscalls (CPU per copy a constant) and once with them, and prints
-each fit with its residual per run. The wake-up of a reading goroutine is two read
-syscalls (`internal/poll/fd_unix.go:FD.Read`: the read that finds no data and parks the
-goroutine on the netpoller, and the read after the netpoller wakes it), so
-`per_read_wakeup` = 2 × `per_read`. It also prints the idle CPU of a node (per second,
-before the first publication: heartbeats only).
+and prints each fit with its error per run (and, for comparison, a fit per voluntary
+context switch). A per-RPC cost below 0 is not told from 0: the fit is redone without it.
+The wake-up of a reading goroutine is two read syscalls (`internal/poll/fd_unix.go:
+FD.Read`: the read that finds no data and parks the goroutine on the netpoller, and the
+read after the netpoller wakes it), so `per_read_wakeup` = 2 × `per_read`. It also
+prints the idle CPU of a node (per second, before the first publication).
 
     .venv/bin/python bench/cpu_calibration.py RESULTS...
 """
@@ -33,6 +34,11 @@ import polars as pl
 
 COUNTS = ("cpu_s", "read_syscalls", "write_syscalls", "voluntary_switches")
 READS_PER_WAKEUP = 2
+# From the profiles (docs/network-calibration.md): chacha20-poly1305 per kB each way, and
+# ed25519's share of a signed run's CPU per copy validated.
+PER_KB_US = 6.0
+PER_COPY_US = 84.0
+LARGE_KB_PER_COPY = 8  # runs with more kB per copy than this are the large-message ones
 
 
 def _window(resources: pl.DataFrame, start_ns: int) -> pl.DataFrame:
@@ -64,6 +70,9 @@ def measure(folder: Path) -> tuple[pl.DataFrame, float]:
             .filter(pl.col("kind") == "payload")
             .sum(),
             kb=(pl.col("bytes_recv") + pl.col("bytes_sent")).sum() / 1000,
+            control=(pl.col("msgs_recv") + pl.col("msgs_sent"))
+            .filter(pl.col("kind") != "payload")
+            .sum(),
         )
     )
     signed = scenario.get("protocol", {}).get("signing", "strict-sign") == "strict-sign"
@@ -75,6 +84,7 @@ def measure(folder: Path) -> tuple[pl.DataFrame, float]:
         .with_columns(
             pl.col("validated").cast(pl.Float64) * (1.0 if signed else 0.0),
             pl.col("copies").cast(pl.Float64),
+            pl.col("control").cast(pl.Float64),
             pl.lit(folder.name).alias("run"),
         )
     )
@@ -85,7 +95,9 @@ def fit(rows: pl.DataFrame, terms: list[str]) -> tuple[dict[str, float], pl.Data
     """Least-squares costs (µs) of `terms`, and per run the CPU measured and fitted."""
     x = rows.select(terms).to_numpy()
     y = rows["cpu_s"].to_numpy() * 1e6
-    coef, *_ = np.linalg.lstsq(x, y, rcond=None)
+    # Relative errors: every node of every run weighs alike, whatever its load.
+    weight = 1 / np.maximum(y, 1e4)
+    coef, *_ = np.linalg.lstsq(x * weight[:, None], y * weight, rcond=None)
     fitted = rows.with_columns(fitted_s=pl.Series(x @ coef / 1e6))
     per_run = fitted.group_by("run", maintain_order=True).agg(
         cpu_s=pl.col("cpu_s").sum(),
@@ -103,7 +115,7 @@ def report(rows: pl.DataFrame, terms: list[str]) -> None:
         error = r["fitted_s"] / r["cpu_s"] - 1
         print(
             f"  {r['run']:24s} CPU {r['cpu_s']:6.2f} s, fitted {r['fitted_s']:6.2f} s "
-            f"({error:+6.1%}); {r['cpu_s'] / r['copies'] * 1e6:5.1f} µs and "
+            f"({error:+6.1%}); {r['cpu_s'] / r['copies'] * 1e6:5.1f} µs left and "
             f"{r['reads_per_copy']:.2f} reads per copy received"
         )
     if "read_syscalls" in costs:
@@ -114,16 +126,29 @@ def report(rows: pl.DataFrame, terms: list[str]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("results", type=Path, nargs="+")
+    parser.add_argument("--per-kb", type=float, default=PER_KB_US)
+    parser.add_argument("--per-copy", type=float, default=PER_COPY_US)
     args = parser.parse_args()
     measured = [measure(folder) for folder in args.results]
-    rows = pl.concat([r for r, _ in measured])
     for folder, (_, idle) in zip(args.results, measured, strict=True):
         print(f"idle CPU per node before publishing, {folder.name}: {idle * 1e3:.2f} ms/s")
-    base = ["copies", "kb", "validated"]
-    print("\nCPU per copy constant:")
-    report(rows, base)
+    rows = pl.concat([r for r, _ in measured])
+    small = rows.filter(pl.col("kb") < LARGE_KB_PER_COPY * pl.col("copies"))
+    rest = small.with_columns(
+        cpu_s=pl.col("cpu_s")
+        - (args.per_kb * pl.col("kb") + args.per_copy * pl.col("validated")) / 1e6
+    )
+    print(f"\n1 kB runs, less {args.per_kb} µs per kB and {args.per_copy} µs per copy validated:")
+    print("\nCPU per copy a constant:")
+    report(rest, ["copies"])
+    print("\nwith a cost per voluntary context switch (for comparison):")
+    report(rest, ["copies", "voluntary_switches"])
     print("\nwith a cost per read syscall:")
-    report(rows, [*base, "read_syscalls"])
+    costs, _ = fit(rest, ["copies", "read_syscalls"])
+    terms = ["copies", "read_syscalls"] if costs["copies"] >= 0 else ["read_syscalls"]
+    if len(terms) == 1:
+        print(f"(per copy {costs['copies']:.1f} µs < 0: not told from 0, refitted without it)")
+    report(rest, terms)
 
 
 if __name__ == "__main__":

@@ -104,7 +104,8 @@ def test_the_report_line_names_every_cost_charged() -> None:
 
 def test_past_saturation_a_shared_host_drops_in_its_validation_queue(tmp_path: Path) -> None:
     # 20 nodes on one 1-core host, 1000-byte signed messages at the measured costs: a
-    # message costs about 20 × 4 copies × ~0.11 ms ≈ 9 ms of the core (DESIGN's 2,000
+    # message costs about 20 × 4 copies × ~0.1 ms ≈ 8 ms of the core (a wake-up per copy
+    # at light load, fewer past it) (DESIGN's 2,000
     # nodes × msg/s on a host whose nodes got about one core), so 50 msg/s (1,000) is
     # below saturation and 200 msg/s (4,000) far past it. The core runs the nodes in
     # 0.75 ms time slices: a node waiting for its turn wakes to a burst of copies that
@@ -124,7 +125,7 @@ def test_past_saturation_a_shared_host_drops_in_its_validation_queue(tmp_path: P
 
     assert point(50) == {}
     past = point(200)
-    assert past.get("validation-queue-full", 0) > past.get("outbound-queue-full", 0) > 0
+    assert past.get("validation-queue-full", 0) > past.get("outbound-queue-full", 0)
 
 
 def test_a_model_report_says_which_cpu_it_charged(tmp_path: Path) -> None:
