@@ -46,6 +46,10 @@ def test_each_cost_has_its_own_sigma_defaulting_to_the_common_one() -> None:
     assert cpu["sigma_per_copy"] == 0.0
     assert cpu["sigma_per_kb_sent"] == 2.0
     assert cpu["sigma_per_rpc_received"] == cpu["sigma_per_publish"] == 0.8
+    assert cpu["sigma_per_read_wakeup"] == 0.8
+    own = parse_scenario({"cpu": {"per_read_wakeup": "67us", "sigma_per_read_wakeup": 0.5}}, HERE)
+    cpu = engine_config(own, 8, 10**9)["cpu"]
+    assert (cpu["per_read_wakeup_ns"], cpu["sigma_per_read_wakeup"]) == (67_000, 0.5)
 
 
 @pytest.mark.parametrize(
@@ -91,6 +95,12 @@ def test_the_report_line_names_every_cost_charged() -> None:
     )
     assert cpu_per_hop(s) == "write 48 µs/RPC + 6 µs/kB, validate 150 µs/copy; own host, 1 core"
     assert cpu_per_hop(parse_scenario({}, HERE)).startswith("none")
+    woken = {"per_rpc_received": "5us", "per_read_wakeup": "67us"}
+    assert cpu_per_hop(parse_scenario({"cpu": woken}, HERE)).startswith(
+        "read 5 µs/RPC + 67 µs/wake-up; "
+    )
+    alone = parse_scenario({"cpu": {"per_read_wakeup": "67us"}}, HERE)
+    assert cpu_per_hop(alone).startswith("read 67 µs/wake-up; ")
     shared = {
         "costs": "measured",
         "nodes_per_host": 40,
