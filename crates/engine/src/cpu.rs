@@ -219,7 +219,10 @@ impl Cpu {
     ) {
         let woken = self.costs.per_read_wakeup_ns > 0
             && matches!(g, Goroutine::Reader(_))
-            && self.slices.as_ref().is_some_and(|s| !s.runnable(node, g));
+            && self
+                .slices
+                .as_ref()
+                .is_some_and(|s| s.waits_on_network(node, g));
         let cost = if woken {
             cost + self.read_wakeup(node)
         } else {
