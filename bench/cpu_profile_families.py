@@ -36,7 +36,7 @@ from pathlib import Path
 import polars as pl
 
 sys.path.insert(0, str(Path(__file__).parent))
-from cpu_calibration import measure  # noqa: E402
+from cpu_calibration import measure
 
 # (family, substrings of a frame), tried in this order on each frame from the leaf up.
 FAMILIES: tuple[tuple[str, tuple[str, ...]], ...] = (

@@ -254,7 +254,10 @@ mod tests {
         assert!(p.waits_on_network(reader));
         p.arrive(reader, 1_000_000, r1, 1_000_000);
         assert!(!p.runnable(reader), "not runnable while the validator runs");
-        assert!(!p.waits_on_network(reader), "data waits for it: no second wake-up");
+        assert!(
+            !p.waits_on_network(reader),
+            "data waits for it: no second wake-up"
+        );
         p.arrive(reader, 1_000_000, r2, 2_000_000);
         assert_eq!(p.until_tick(), 5_000_000);
         assert_eq!(tick(&mut p, 5_000_000, 5_000_000), Some(v));
