@@ -64,3 +64,46 @@ fn a_reader_that_blocked_pays_again_on_a_shared_core() {
     let expected = [119, 128, 219, 228].map(|t| t * MS);
     assert_eq!(deliveries(3, [100 * MS, 200 * MS]), expected);
 }
+
+/// Node 2 between leaves 0 and 1 (floodsub, 10 ms links); leaf 0 publishes at 100 ms,
+/// leaf 1 at `second`. Wake-up 1 ms, read 3 ms, validate 5 ms, sending and signing
+/// free. Node 2 has host 1 and its core to itself, time-sliced (two nodes per host of
+/// one core, slices of 100 ms); the leaves share host 0. Node 2's delivery times.
+fn middle_deliveries(second: u64) -> Vec<u64> {
+    let costs = json!({"cpu": {
+        "nodes_per_host": 2, "cores": 1, "time_slice_ns": 100 * MS,
+        "per_read_wakeup_ns": MS, "per_rpc_received_ns": 3 * MS, "per_copy_ns": 5 * MS
+    }});
+    let c = config(3, "floodsub", 10 * MS, 2 * S, 1, costs);
+    let schedule = then(
+        messages(0, 100 * MS, 0, 1, 100),
+        messages(1, second, 0, 1, 100),
+    );
+    let mut sim = Simulation::new(&c, &[(0, 2), (1, 2)], &schedule).unwrap();
+    sim.run();
+    let d = &sim.output().deliveries;
+    let mut t: Vec<u64> = (0..d.node.len())
+        .filter(|&i| d.node[i] == 2)
+        .map(|i| d.t_ns[i] as u64)
+        .collect();
+    t.sort_unstable();
+    t
+}
+
+#[test]
+fn data_for_a_waiting_reader_waits_until_its_node_has_nothing_else_to_run() {
+    // runtime/proc.go:findRunnable polls the network only when the run queues are empty.
+    // Node 2 wakes for leaf 0's copy at 110: its reader wakes and reads 110-114, and the
+    // validation 114-119 delivers it. Leaf 1's copy arrives at 111, while the node runs:
+    // its reader becomes runnable only when nothing else is (119), wakes and reads
+    // 119-123, validation 123-128. Woken at 111 instead, that reader would run 114-118
+    // before the validation queued at 114 and deliver at 123 and 128.
+    assert_eq!(middle_deliveries(101 * MS), [119 * MS, 128 * MS]);
+}
+
+#[test]
+fn data_arriving_at_an_idle_node_wakes_its_reader_at_once() {
+    // Leaf 1's copy arrives at 130, after node 2 finished leaf 0's (119): the node was
+    // waiting in epoll, so the reader wakes at once: 130-134, validation 134-139.
+    assert_eq!(middle_deliveries(120 * MS), [119 * MS, 139 * MS]);
+}
