@@ -1,7 +1,9 @@
 //! The wake-up of a reading goroutine (`per_read_wakeup`, `crates/engine/src/cpu.rs`):
 //! paid by the RPC that finds its reader waiting on the network, shared by the RPCs that
 //! arrive before the reader has read everything, on both CPU paths (a node with a core
-//! of its own, and nodes sharing a core in time slices). Hand-computed timelines.
+//! of its own, and nodes sharing a core in time slices); and on time-sliced hosts, when
+//! Go's netpoller makes a waiting reader runnable (`crates/engine/src/goroutines.rs`).
+//! Hand-computed timelines.
 
 mod common;
 use common::*;
