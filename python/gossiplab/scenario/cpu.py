@@ -25,8 +25,8 @@ MEASURED: dict[str, int] = {
     "per_rpc_received": 0,
     "per_kb_received": 6 * US,
     "per_read_wakeup": 67 * US,
-    # The profiles' write path (write syscall, Noise, yamux) is 8.8-11.0 µs per write
-    # syscall at 25-100 msg/s, one per RPC; less the 6 µs per kB of the ~0.9 kB written.
+    # The profiles' write path (write syscall, Noise, yamux) is 9.0-9.3 µs per write
+    # syscall at 100 msg/s, one per RPC; less the 6 µs per kB of the ~0.9 kB written.
     "per_rpc_sent": 4 * US,
     "per_kb_sent": 6 * US,
     "per_publish": 29 * US,
