@@ -26,7 +26,9 @@
 //! Simplified: the validation workers share one turn (the node runs on one core at a
 //! time, see `slices.rs`, so two workers would not run at once), and the goroutine that
 //! became runnable goes to the back of the queue (Go's `runnext` hand-off is not
-//! modelled).
+//! modelled). The netpoll rule is that of a node with one P: with GOMAXPROCS > 1 a P
+//! with nothing to run parks its thread in the blocking `netpoll`, which wakes readers
+//! at once even while another P runs goroutines; a node here runs on one core at a time.
 
 use std::collections::VecDeque;
 
