@@ -7,9 +7,9 @@ at several loads, signed and unsigned. Per node it reads, over the measured inte
 counts of read syscalls and voluntary context switches (`resources.parquet`, from /proc),
 the payload copies and bytes it received and sent (`traffic.parquet`) and the copies it
 validated (its first receipts, `deliveries.parquet`; signed runs only). The bytes
-(`per_kb`) and the signature checks (`per_copy`) keep the costs the profiles gave; on
-the 1 kB runs it fits what is left, by least squares of relative errors over every node
-of every run, as
+(`per_kb`), the signature checks (`per_copy`) and the writes (`per_rpc_sent`, per write
+syscall) keep the costs the profiles gave; on the 1 kB runs it fits what is left, by
+least squares of relative errors over every node of every run, as
 
     per_rpc × (copies received + sent) [+ per_read × read syscalls]
 
@@ -38,6 +38,9 @@ READS_PER_WAKEUP = 2
 # ed25519's share of a signed run's CPU per copy validated.
 PER_KB_US = 6.0
 PER_COPY_US = 84.0
+# From the profiles' write path (bench/cpu_profile_families.py): per write syscall, one
+# per RPC written, less the bytes.
+PER_RPC_SENT_US = 4.0
 LARGE_KB_PER_COPY = 8  # runs with more kB per copy than this are the large-message ones
 
 
@@ -128,6 +131,7 @@ def main() -> None:
     parser.add_argument("results", type=Path, nargs="+")
     parser.add_argument("--per-kb", type=float, default=PER_KB_US)
     parser.add_argument("--per-copy", type=float, default=PER_COPY_US)
+    parser.add_argument("--per-rpc-sent", type=float, default=PER_RPC_SENT_US)
     args = parser.parse_args()
     measured = [measure(folder) for folder in args.results]
     for folder, (_, idle) in zip(args.results, measured, strict=True):
@@ -136,9 +140,17 @@ def main() -> None:
     small = rows.filter(pl.col("kb") < LARGE_KB_PER_COPY * pl.col("copies"))
     rest = small.with_columns(
         cpu_s=pl.col("cpu_s")
-        - (args.per_kb * pl.col("kb") + args.per_copy * pl.col("validated")) / 1e6
+        - (
+            args.per_kb * pl.col("kb")
+            + args.per_copy * pl.col("validated")
+            + args.per_rpc_sent * pl.col("write_syscalls")
+        )
+        / 1e6
     )
-    print(f"\n1 kB runs, less {args.per_kb} µs per kB and {args.per_copy} µs per copy validated:")
+    print(
+        f"\n1 kB runs, less {args.per_kb} µs per kB, {args.per_copy} µs per copy validated"
+        f" and {args.per_rpc_sent} µs per write syscall:"
+    )
     print("\nCPU per copy a constant:")
     report(rest, ["copies"])
     print("\nwith a cost per voluntary context switch (for comparison):")
