@@ -68,13 +68,13 @@ fn a_reader_that_blocked_pays_again_on_a_shared_core() {
 }
 
 /// Node 2 between leaves 0 and 1 (floodsub, 10 ms links); leaf 0 publishes at 100 ms,
-/// leaf 1 at `second`. Wake-up 1 ms, read 3 ms, validate 5 ms, sending and signing
-/// free. Node 2 has host 1 and its core to itself, time-sliced (two nodes per host of
+/// leaf 1 at `second`. Wake-up 1 ms, read 3 ms, validate `validate` ms, sending and
+/// signing free. Node 2 has host 1 and its core to itself, time-sliced (two nodes per host of
 /// one core, slices of 100 ms); the leaves share host 0. Node 2's delivery times.
-fn middle_deliveries(second: u64) -> Vec<u64> {
+fn middle_deliveries(second: u64, validate: u64) -> Vec<u64> {
     let costs = json!({"cpu": {
         "nodes_per_host": 2, "cores": 1, "time_slice_ns": 100 * MS,
-        "per_read_wakeup_ns": MS, "per_rpc_received_ns": 3 * MS, "per_copy_ns": 5 * MS
+        "per_read_wakeup_ns": MS, "per_rpc_received_ns": 3 * MS, "per_copy_ns": validate * MS
     }});
     let c = config(3, "floodsub", 10 * MS, 2 * S, 1, costs);
     let schedule = then(
@@ -100,12 +100,23 @@ fn data_for_a_waiting_reader_waits_until_its_node_has_nothing_else_to_run() {
     // its reader becomes runnable only when nothing else is (119), wakes and reads
     // 119-123, validation 123-128. Woken at 111 instead, that reader would run 114-118
     // before the validation queued at 114 and deliver at 123 and 128.
-    assert_eq!(middle_deliveries(101 * MS), [119 * MS, 128 * MS]);
+    assert_eq!(middle_deliveries(101 * MS, 5), [119 * MS, 128 * MS]);
 }
 
 #[test]
 fn data_arriving_at_an_idle_node_wakes_its_reader_at_once() {
     // Leaf 1's copy arrives at 130, after node 2 finished leaf 0's (119): the node was
     // waiting in epoll, so the reader wakes at once: 130-134, validation 134-139.
-    assert_eq!(middle_deliveries(120 * MS), [119 * MS, 139 * MS]);
+    assert_eq!(middle_deliveries(120 * MS, 5), [119 * MS, 139 * MS]);
+}
+
+#[test]
+fn sysmon_polls_a_busy_node_ten_milliseconds_after_the_last_poll() {
+    // runtime/proc.go:sysmon polls once lastpoll + 10 ms has passed. Validation takes
+    // 25 ms, in turns of 10 ms (forcePreemptNS). Node 2 wakes at 110 (lastpoll = 110),
+    // reads 110-114 and validates from 114. Leaf 1's copy arrives at 111. At the end of
+    // the validator's first turn (124) sysmon polls: the reader runs first, 124-128, the
+    // validator 128-143 (leaf 0's copy), then 143-168 (leaf 1's). Without sysmon the
+    // reader would wait for the run queue to empty: deliveries at 139 and 168.
+    assert_eq!(middle_deliveries(101 * MS, 25), [143 * MS, 168 * MS]);
 }
