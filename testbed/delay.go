@@ -361,22 +361,24 @@ func (s *delayStage) releaser(ctx context.Context, nf *nfqueue.Nfqueue, done cha
 	}
 }
 
-// queueDrops reads the kernel's drop counters for `queue` in this namespace: packets
+// queueCounters reads the kernel's counters for `queue` in this namespace
+// (net/netfilter/nfnetlink_queue.c: seq_show): packets waiting for a verdict, packets
 // the queue had no room for, and packets that could not be handed to this process.
-func queueDrops(queue uint16) (uint64, uint64) {
+func queueCounters(queue uint16) (waiting, full, user uint64) {
 	raw, err := os.ReadFile("/proc/net/netfilter/nfnetlink_queue")
 	if err != nil {
-		return 0, 0
+		return 0, 0, 0
 	}
 	for _, line := range strings.Split(string(raw), "\n") {
 		f := strings.Fields(line)
 		if len(f) >= 7 && f[0] == strconv.Itoa(int(queue)) {
-			full, _ := strconv.ParseUint(f[5], 10, 64)
-			user, _ := strconv.ParseUint(f[6], 10, 64)
-			return full, user
+			waiting, _ = strconv.ParseUint(f[2], 10, 64)
+			full, _ = strconv.ParseUint(f[5], 10, 64)
+			user, _ = strconv.ParseUint(f[6], 10, 64)
+			return waiting, full, user
 		}
 	}
-	return 0, 0
+	return 0, 0, 0
 }
 
 func cpuSeconds() float64 {
@@ -390,7 +392,10 @@ func cpuSeconds() float64 {
 func (s *delayStage) stats(queue uint16, wall time.Duration) map[string]any {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	full, user := queueDrops(queue)
+	waiting, full, user := queueCounters(queue)
+	// Packets the kernel still holds that this process does not: their verdict was lost
+	// (a failed write), so they would never have left.
+	inKernel := int64(waiting) - int64(len(s.held))
 	ms := func(d time.Duration) float64 { return float64(d) / 1e6 }
 	return map[string]any{
 		"packets":          s.packets,
@@ -407,6 +412,7 @@ func (s *delayStage) stats(queue uint16, wall time.Duration) map[string]any {
 		"queue_dropped":  full,
 		"user_dropped":   user,
 		"verdict_errors": s.verdictErrors,
+		"held_in_kernel": max(inKernel, 0),
 	}
 }
 

@@ -33,6 +33,7 @@ from gossiplab.backends.testbed.links import (
     latency_rule,
     link_latencies,
 )
+from gossiplab.backends.testbed.losses import read_namespace
 from gossiplab.backends.testbed.netns import (
     WORK_ROOT,
     build_network,
@@ -370,6 +371,11 @@ class Testbed:
                 "the delay stage wrote no statistics: "
                 + (_tail(self.work / "delay.stderr") or "no message")
             ) from None
+
+    def read_counters(self) -> tuple[dict[int, dict[str, Any]], dict[str, Any]]:
+        """The loss counters of every node namespace and of the core (losses.py)."""
+        nodes = {i: read_namespace(node_ns(self.prefix, i)) for i in range(self.topology.nodes)}
+        return nodes, read_namespace(core_ns(self.prefix))
 
     def sampler(self) -> Sampler:
         sampler = Sampler(self.pids(), self.s.testbed.sample_interval)
