@@ -121,6 +121,7 @@ def run_testbed(
     softnet_before = softnet()
     with Testbed(s, topology, binary, node_binary=nodes_binary) as bed:
         bed.build()
+        congestion = bed.congestion_control()
         if bed.needs_delay():
             require_commands(["iptables"])
         link_info = bed.start_delay_stage()
@@ -159,6 +160,8 @@ def run_testbed(
             "security": s.testbed.security,
             "muxer": s.testbed.muxer,
             "router": s.testbed.router,
+            # The host's, inherited by every namespace: BBR's and CUBIC's windows differ.
+            "congestion_control": congestion,
         },
         "netem": netem,
         "impairments": {
@@ -176,6 +179,7 @@ def run_testbed(
         "epoch_unix_ns": epoch,
         "testbed_wall_s": time.monotonic() - wall_started,
         "delay_stage": delay_stats,
+        "delay_stage_scheduling": bed.delay_scheduling,
         "losses": losses,
         "crashed": crashes,
         "nodes": _node_usage(resources, *measured),

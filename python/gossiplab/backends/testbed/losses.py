@@ -124,10 +124,21 @@ def _run(args: list[str]) -> str:
         return ""
 
 
+def _proc_files(ns: str) -> str:
+    """The namespace's /proc/net files, from one `cat` inside it (/proc/net follows the
+    reading process's netns); a second try if the first printed nothing."""
+    for _ in range(2):
+        raw = _run(["ip", "netns", "exec", ns, "cat", *PROC_FILES])
+        if "Tcp:" in raw:
+            return raw
+    return ""
+
+
 def read_namespace(ns: str) -> dict[str, Any]:
-    """The counters of one namespace: SNMP tables, interface drops, qdisc drops."""
-    # One `cat` inside the namespace: /proc/net follows the reading process's netns.
-    raw = _run(["ip", "netns", "exec", ns, "cat", *PROC_FILES])
+    """The counters of one namespace: SNMP tables, interface drops, qdisc drops.
+
+    ``read`` is False when the counters could not be read: zeros then mean nothing."""
+    raw = _proc_files(ns)
     snmp_part, _, dev_part = raw.partition("Inter-|")
     tables = parse_snmp(snmp_part)
     qdiscs = []
@@ -147,6 +158,7 @@ def read_namespace(ns: str) -> dict[str, Any]:
             }
         )
     return {
+        "read": bool(raw),
         "tcp": {k: tables.get("Tcp", {}).get(k, 0) for k in TCP}
         | {k: tables.get("TcpExt", {}).get(k, 0) for k in TCP_EXT},
         "ip": {k: tables.get("Ip", {}).get(k, 0) for k in IP},
@@ -199,6 +211,9 @@ def summarize(
         "nfqueue": nfqueue,
         "softnet": softnet_delta,
         "core_forwarded": core["ip"].get("ForwDatagrams", 0),
+        # Namespaces whose counters could not be read (their zeros above mean nothing).
+        "unread": [str(i) for i, n in nodes.items() if not n.get("read", True)]
+        + ([] if core.get("read", True) else ["core"]),
     }
 
 
