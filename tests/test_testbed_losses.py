@@ -99,6 +99,15 @@ def test_retransmissions_without_any_drop_say_so() -> None:
     assert text is not None and "no drop counter moved" in text
 
 
+def test_tail_loss_probes_alone_are_no_loss() -> None:
+    tcp = {"RetransSegs": 4, "TCPLossProbes": 4}
+    losses = summarize({0: _counters(tcp)}, _counters({}), {}, {"dropped": 0})
+    assert loss_warning(losses, 0.0) is None
+    tcp = {"RetransSegs": 5, "TCPLossProbes": 4}
+    losses = summarize({0: _counters(tcp)}, _counters({}), {}, {"dropped": 0})
+    assert loss_warning(losses, 0.0) is not None
+
+
 def test_a_clean_run_gets_no_warning() -> None:
     losses = summarize({0: _counters({"OutSegs": 500})}, _counters({}), {}, {"dropped": 0})
     assert loss_warning(losses, 0.0) is None

@@ -244,7 +244,9 @@ def loss_warning(losses: dict[str, Any], configured_loss: float) -> str | None:
     retrans, timeouts, probes = (tcp.get(k, 0) for k in
                                  ("RetransSegs", "TCPTimeouts", "TCPLossProbes"))  # fmt: skip
     places = drop_places(losses)
-    if not retrans and not places:
+    if not places and not timeouts and retrans <= probes:
+        # Nothing dropped, and every retransmission a tail loss probe: probes follow a
+        # late ACK, lost or not (tcp_output.c: tcp_schedule_loss_probe).
         return None
     nodes = ", ".join(sorted(losses["tcp_by_node"], key=int)[:10]) or "none"
     where = (
