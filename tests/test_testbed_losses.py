@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 
 import pytest
 
+from gossiplab.backends.testbed import orchestrate
 from gossiplab.backends.testbed.losses import (
     drop_places,
     loss_warning,
@@ -231,3 +232,8 @@ def test_the_delay_stage_runs_real_time() -> None:
     ).stdout
     assert name == "SCHED_FIFO 1"
     assert "SCHED_FIFO" in shown and "priority: 1" in shown
+
+
+def test_without_chrt_the_delay_stage_falls_back_to_nice(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(orchestrate.shutil, "which", lambda name: None)
+    assert delay_scheduling() == ("nice -15", ["nice", "-n", "-15"])
