@@ -66,14 +66,33 @@ func (w *verdictWriter) accept(ids []uint32) uint64 {
 		for _, id := range ids[:n] {
 			w.buf = appendVerdict(w.buf, w.queue, id)
 		}
-		var sendErr error
-		err := w.raw.Control(func(fd uintptr) {
-			sendErr = unix.Sendto(int(fd), w.buf, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK})
-		})
-		if err != nil || sendErr != nil {
+		if !w.send() {
 			failed += uint64(n)
 		}
 		ids = ids[n:]
 	}
 	return failed
+}
+
+// send writes w.buf, trying again on the transient errors of a netlink send (a verdict
+// that never arrives leaves its packet in the kernel's queue for good: a lost packet).
+func (w *verdictWriter) send() bool {
+	for range 3 {
+		var sendErr error
+		err := w.raw.Control(func(fd uintptr) {
+			sendErr = unix.Sendto(int(fd), w.buf, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK})
+		})
+		if err != nil {
+			return false
+		}
+		switch sendErr {
+		case nil:
+			return true
+		case unix.EINTR, unix.EAGAIN, unix.ENOBUFS:
+			continue
+		default:
+			return false
+		}
+	}
+	return false
 }
