@@ -42,8 +42,8 @@ LEAF_QDISCS = {
 }
 
 
-def _patch_testbed(qdisc: str, slow_start_after_idle: int, congestion: str) -> None:
-    """Make the testbed build its HTB leaves with `qdisc` and set the TCP sysctls."""
+def _patch_testbed(qdisc: str, slow_start_after_idle: int) -> None:
+    """Make the testbed build its HTB leaves with `qdisc` and set slow start after idle."""
     leaf = LEAF_QDISCS[qdisc]
 
     def htb(dev: str, bps: int) -> list[str]:
@@ -55,13 +55,14 @@ def _patch_testbed(qdisc: str, slow_start_after_idle: int, congestion: str) -> N
 
     original = netns.build_network
 
-    def build(prefix: str, nodes: list[int], up: list[int], down: list[int]) -> None:
-        original(prefix, nodes, up, down)
+    def build(
+        prefix: str, nodes: list[int], up: list[int], down: list[int], congestion: str | None
+    ) -> None:
+        original(prefix, nodes, up, down, congestion)
         for i in nodes:
             netns.sh(
                 ["ip", "netns", "exec", netns.node_ns(prefix, i), "sysctl", "-qw",
-                 f"net.ipv4.tcp_slow_start_after_idle={slow_start_after_idle}",
-                 f"net.ipv4.tcp_congestion_control={congestion}"]
+                 f"net.ipv4.tcp_slow_start_after_idle={slow_start_after_idle}"]
             )  # fmt: skip
 
     netns._htb = htb  # type: ignore[assignment]
@@ -83,6 +84,7 @@ def one_run(
     work: Path,
     sharing: str | None = None,
     quic: bool = False,
+    congestion: str = "host",
 ) -> dict[str, Any]:
     s = load_scenario(SCENARIO)
     s = s.model_copy(update={"backend": backend, "seed": seed})
@@ -95,7 +97,14 @@ def one_run(
     s = s.model_copy(update={"network": s.network.model_copy(update=overrides)})
     if backend == "testbed":
         s = s.model_copy(
-            update={"testbed": s.testbed.model_copy(update={"max_delay_error": 60_000_000})}
+            update={
+                "testbed": s.testbed.model_copy(
+                    # A namespace inherits the host's default congestion control and may
+                    # not set another (tcp_cong.c: tcp_set_default_congestion_control), so
+                    # it is set on the nodes' routes (testbed.congestion_control).
+                    update={"max_delay_error": 60_000_000, "congestion_control": congestion}
+                )
+            }
         )
     load_before = os.getloadavg()[0]
     out = work / f"{backend}-{seed}"
@@ -130,7 +139,12 @@ def main() -> None:
     parser.add_argument("--backend", default="testbed", choices=["testbed", "simnet", "model"])
     parser.add_argument("--qdisc", default="pfifo", choices=sorted(LEAF_QDISCS))
     parser.add_argument("--slow-start-after-idle", type=int, default=1, choices=[0, 1])
-    parser.add_argument("--congestion", default="bbr", help="tcp_congestion_control")
+    parser.add_argument(
+        "--congestion",
+        default="host",
+        choices=["host", "cubic", "bbr", "reno"],
+        help="testbed: TCP's congestion control on the nodes' routes (host: the host's default)",
+    )
     parser.add_argument("--latency", default="20ms")
     parser.add_argument(
         "--uplink-sharing", choices=["fair", "fifo", "window"], help="the model's discipline"
@@ -145,10 +159,18 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="also write every latency here")
     args = parser.parse_args()
     if args.backend == "testbed":
-        _patch_testbed(args.qdisc, args.slow_start_after_idle, args.congestion)
+        _patch_testbed(args.qdisc, args.slow_start_after_idle)
     with tempfile.TemporaryDirectory(prefix="uplink-sharing-") as tmp:
         runs = [
-            one_run(args.backend, 100 + i, args.latency, Path(tmp), args.uplink_sharing, args.quic)
+            one_run(
+                args.backend,
+                100 + i,
+                args.latency,
+                Path(tmp),
+                args.uplink_sharing,
+                args.quic,
+                args.congestion,
+            )
             for i in range(args.reps)
         ]
     label = (

@@ -59,6 +59,14 @@ TCP_EXT = (
     "OfoPruned",
     "TCPOFOQueue",
     "TCPSACKReorder",
+    # Not losses: slow start ended by cubic's HyStart (tcp_cubic.c:hystart_update), on a
+    # train of ACKs or on a rising round trip, with the windows (segments) it ended at.
+    # Such a connection grows by cubic's curve from there, and after idle slow start
+    # stops at that ssthresh again (tcp_output.c:tcp_cwnd_restart keeps it).
+    "TCPHystartTrainDetect",
+    "TCPHystartTrainCwnd",
+    "TCPHystartDelayDetect",
+    "TCPHystartDelayCwnd",
 )
 TCP = ("RetransSegs", "OutSegs", "InSegs", "InErrs")
 RECEIVER_DROPS = (
