@@ -4,7 +4,8 @@ The parsers are checked on hand-written copies of the kernel's files. The real o
 in network namespaces (root), where the expectation is known beforehand: a bulk TCP
 transfer through a FIFO of 5 packets must overflow it and retransmit; the same transfer
 through the testbed's own deep FIFO must not; a gossipsub run on links that drop 10 % of
-packets retransmits and a clean one at low load does not.
+packets retransmits and a clean one at low load does not; a bulk transfer on cubic ends
+slow start by HyStart without a loss, and the same on reno does not.
 """
 
 from __future__ import annotations
@@ -237,3 +238,19 @@ def test_the_delay_stage_runs_real_time() -> None:
 def test_without_chrt_the_delay_stage_falls_back_to_nice(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(orchestrate.shutil, "which", lambda name: None)
     assert delay_scheduling() == ("nice -15", ["nice", "-n", "-15"])
+
+
+@real
+@pytest.mark.parametrize("congestion", ["cubic", "reno"])
+def test_hystart_ends_cubics_slow_start_without_a_loss(pair: str, congestion: str) -> None:
+    prefix = pair
+    # Behind the deep FIFO the round trip grows with the queue; cubic's HyStart ends slow
+    # start once a round's minimum RTT exceeds the connection's by max(4 ms, RTT/8)
+    # (tcp_cubic.c:hystart_update, HYSTART_DELAY) or on a long train of ACKs, with no
+    # loss; reno has no HyStart (tcp_cong.c:tcp_reno_cong_avoid).
+    build_network(prefix, [0, 1], [0, 0], [0, RATE_BPS], congestion)
+    _bulk(prefix)
+    tcp = read_namespace(node_ns(prefix, 0))["tcp"]
+    exits = tcp["TCPHystartDelayDetect"] + tcp["TCPHystartTrainDetect"]
+    assert exits >= 1 if congestion == "cubic" else exits == 0, tcp
+    assert tcp["RetransSegs"] <= tcp["TCPLossProbes"], tcp
