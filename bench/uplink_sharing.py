@@ -3,11 +3,12 @@
 Runs ``scenarios/crosscheck/uplink-500k.toml`` (node 0 publishes 500 KB to its 8 peers
 over a 50 Mbit uplink) on a backend and prints, per rank (the k-th of the 8 receipts of
 one message), the latency from publish to delivery: median over messages and runs, and
-the spread. On the testbed the HTB leaf's queueing discipline (``--qdisc``) and the
-nodes' ``net.ipv4.tcp_slow_start_after_idle`` can be changed: both are set per run
-inside the run's own namespaces, nothing on the host changes.
+the spread. On the testbed the HTB leaf's queueing discipline (``--qdisc``), the
+nodes' ``net.ipv4.tcp_slow_start_after_idle`` and their congestion control
+(``--congestion``, on their routes) can be changed: all are set per run inside the
+run's own namespaces, nothing on the host changes.
 
-    sudo .venv/bin/python bench/uplink_sharing.py --backend testbed --qdisc pfifo --reps 5
+    sudo .venv/bin/python bench/uplink_sharing.py --backend testbed --qdisc pfifo --congestion cubic --reps 5
 
 The host's load average is recorded before and after each run: the testbed's timings
 at 50 Mbit depend on the kernel's HTB and TCP, which a busy host delays only by its
