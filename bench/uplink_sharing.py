@@ -8,7 +8,7 @@ nodes' ``net.ipv4.tcp_slow_start_after_idle`` and their congestion control
 (``--congestion``, on their routes) can be changed: all are set per run inside the
 run's own namespaces, nothing on the host changes.
 
-    sudo .venv/bin/python bench/uplink_sharing.py --backend testbed --qdisc pfifo --congestion cubic --reps 5
+    sudo .venv/bin/python bench/uplink_sharing.py --backend testbed --congestion cubic --reps 5
 
 The host's load average is recorded before and after each run: the testbed's timings
 at 50 Mbit depend on the kernel's HTB and TCP, which a busy host delays only by its
