@@ -26,6 +26,9 @@ class TestbedConfig(Section):
     muxer: Literal["yamux", "quic"] = "yamux"
     # Resolved to protocol.name; "randomsub" is go-libp2p-pubsub's random-fanout baseline.
     router: Literal["gossipsub", "floodsub", "randomsub"] = "gossipsub"
+    # TCP's congestion control for the nodes' connections: "host" keeps the host's default
+    # (inherited by every namespace), the others are set on the nodes' routes.
+    congestion_control: Literal["host", "cubic", "bbr", "reno"] = "host"
     profile: bool = False  # CPU profile (runtime/pprof) of every node over the measured interval
     # The delay stage's p99 release lateness above which the run fails: the links were
     # then not the scenario's any more.
