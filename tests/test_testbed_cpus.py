@@ -13,15 +13,17 @@ from typing import Any
 import pytest
 
 from gossiplab.backends.testbed import cpus, orchestrate
+from gossiplab.backends.testbed.ceiling import capacity_warning
 from gossiplab.backends.testbed.cpus import delay_cpus, parse_cpu_list
 from gossiplab.backends.testbed.support import unsupported_features
 from gossiplab.errors import ScenarioError
 from gossiplab.runner import run
 from gossiplab.scenario import parse_scenario
+from gossiplab.topology import build_topology
 from testbed_marks import REAL_NODES
 
 
-def _scenario(tmp: Path, node_cpus: Any) -> Any:
+def _scenario(tmp: Path, node_cpus: Any, rate: str = "10/s") -> Any:
     return parse_scenario(
         {
             "name": "cpus",
@@ -29,7 +31,7 @@ def _scenario(tmp: Path, node_cpus: Any) -> Any:
             "backend": "testbed",
             "topology": {"kind": "line", "nodes": 3},
             "network": {"latency": "10ms"},
-            "workload": {"messages": 10, "rate": "10/s", "warmup": "3s", "cooldown": "1s"},
+            "workload": {"messages": 10, "rate": rate, "warmup": "3s", "cooldown": "1s"},
             "testbed": {"node_cpus": node_cpus},
         },
         base_dir=tmp,
@@ -73,6 +75,16 @@ def test_the_delay_stage_gets_the_other_online_cpus_or_shares(
     assert delay_cpus([1]) == [0, 2, 3, 6]
     assert delay_cpus([0, 1, 2, 3, 6]) is None  # all of them: the stage shares
     assert delay_cpus(None) is None
+
+
+def test_the_capacity_warning_weighs_the_nodes_cpus(tmp_path: Path) -> None:
+    # Line of 3, D = 6: 4 copies per message (degrees 1 + 2 + 1) at 130 us each.
+    s = _scenario(tmp_path, [1], "1500/s")  # 0.78 cores: over 0.6 of a shared core
+    assert capacity_warning(s, build_topology(s)) is None
+    assert capacity_warning(_scenario(tmp_path, None, "1500/s"), build_topology(s), cores=1)
+    s = _scenario(tmp_path, [1], "2500/s")  # 1.3 cores
+    warning = capacity_warning(s, build_topology(s))
+    assert warning is not None and "against 1 cores" in warning and "node_cpus" in warning
 
 
 def test_the_kernels_cpu_list_format() -> None:

@@ -116,9 +116,7 @@ def run_testbed(
     nodes_binary = node_binary(s.protocol.version)
     go_versions = versions(nodes_binary)
     clean_stale()
-    # The nodes' cores: the listed CPUs when confined, else the host's.
-    node_cores = len(s.testbed.node_cpus) if s.testbed.node_cpus else None
-    warnings = [w for w in [capacity_warning(s, topology, node_cores)] if w]
+    warnings = [w for w in [capacity_warning(s, topology)] if w]
     for warning in warnings:
         _warn(warning)
     netem = has_netem()

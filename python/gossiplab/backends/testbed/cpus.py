@@ -4,7 +4,7 @@ The model is told "one host of N cores"; the real nodes only get N cores if noth
 runs there. Confining the nodes to the listed CPUs and the delay stage to the others
 makes that exact. The confinement is applied at spawn (`taskset -c`, inherited through
 `ip netns exec` and exec, sched_setaffinity(2)), because Go sizes GOMAXPROCS from the
-affinity mask once, at start (runtime/os_linux.go: getproccount).
+affinity mask at start (runtime/os_linux.go: getCPUCount, sched_getaffinity).
 """
 
 from __future__ import annotations
