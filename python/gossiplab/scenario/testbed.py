@@ -36,6 +36,9 @@ class TestbedConfig(Section):
     sample_interval: Duration = NS_PER_SECOND // 2  # CPU and memory of every node
     keep_traces: bool = False  # copy every node's trace and result files into the results
     trace_rpc: bool = False  # also trace SEND_RPC/RECV_RPC (large; traffic is counted anyway)
+    # The CPUs every node process is confined to (the delay stage gets the others), so the
+    # model's [cpu] cores can be exactly what the nodes had; None: the whole host, shared.
+    node_cpus: list[int] | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -65,5 +68,20 @@ class TestbedConfig(Section):
         if self.sample_interval < NS_PER_SECOND // 100:
             message = f"must be >= 10ms, got {format_duration(self.sample_interval)}"
             problems.append(Problem("sample_interval", message, 'use e.g. "500ms"'))
+        problems += _node_cpu_problems(self.node_cpus)
         raise_problems(problems)
         return self
+
+
+def _node_cpu_problems(cpus: list[int] | None) -> list[Problem]:
+    """The list's own shape; whether this host has those CPUs online is the backend's check."""
+    if cpus is None:
+        return []
+    hint = "list CPU numbers, e.g. node_cpus = [1], or leave node_cpus out"
+    if not cpus:
+        return [Problem("node_cpus", "an empty list leaves the nodes no CPU", hint)]
+    if min(cpus) < 0:
+        return [Problem("node_cpus", f"CPU numbers start at 0, got {min(cpus)}", hint)]
+    if len(set(cpus)) != len(cpus):
+        return [Problem("node_cpus", f"lists a CPU twice: {cpus}", hint)]
+    return []

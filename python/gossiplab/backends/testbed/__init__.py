@@ -22,6 +22,7 @@ from gossiplab.backends.testbed.binary import ensure_binary, node_binary, versio
 from gossiplab.backends.testbed.ceiling import capacity_warning, estimated_cores
 from gossiplab.backends.testbed.commands import require_commands, require_root
 from gossiplab.backends.testbed.convert import convert
+from gossiplab.backends.testbed.cpus import delay_cpus
 from gossiplab.backends.testbed.errors import TestbedError
 from gossiplab.backends.testbed.losses import loss_warning, softnet, summarize
 from gossiplab.backends.testbed.netns import clean_stale, has_netem
@@ -112,6 +113,8 @@ def run_testbed(
     check_supported(s)
     require_root()
     require_commands(["ip", "tc"] + (["iptables"] if s.network.loss > 0 else []))
+    if s.testbed.node_cpus is not None:
+        require_commands(["taskset"])
     binary = ensure_binary()  # the delay stage's, and the nodes' but for v2.0
     nodes_binary = node_binary(s.protocol.version)
     go_versions = versions(nodes_binary)
@@ -183,6 +186,9 @@ def run_testbed(
         "testbed_wall_s": time.monotonic() - wall_started,
         "delay_stage": delay_stats,
         "delay_stage_scheduling": bed.delay_scheduling,
+        # The CPUs the nodes were confined to, and the delay stage's (None: any CPU).
+        "node_cpus": s.testbed.node_cpus,
+        "delay_stage_cpus": delay_cpus(s.testbed.node_cpus) if bed.needs_delay() else None,
         "losses": losses,
         "crashed": crashes,
         "nodes": _node_usage(resources, *measured),

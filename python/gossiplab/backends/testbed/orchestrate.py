@@ -25,6 +25,7 @@ from pathlib import Path
 from types import FrameType, TracebackType
 from typing import IO, Any
 
+from gossiplab.backends.testbed.cpus import affinity_prefix, delay_cpus
 from gossiplab.backends.testbed.errors import TestbedError
 from gossiplab.backends.testbed.links import (
     bandwidths,
@@ -210,6 +211,7 @@ class Testbed:
         self.delay_scheduling, priority = delay_scheduling()
         self.delay = subprocess.Popen(
             [
+                *affinity_prefix(delay_cpus(self.s.testbed.node_cpus)),
                 *priority,
                 "ip",
                 "netns",
@@ -249,10 +251,12 @@ class Testbed:
             folder.mkdir(parents=True, exist_ok=True)
             (folder / "config.json").write_text(json.dumps(config), encoding="utf-8")
         binary = str(self.node_binary or self.binary)
+        # Confined from exec on: go sizes GOMAXPROCS from the mask at start (cpus.py).
+        pin = affinity_prefix(self.s.testbed.node_cpus)
         for i in configs:
             folder = self.node_dir(i)
             proc = subprocess.Popen(
-                ["ip", "netns", "exec", node_ns(self.prefix, i), binary, "node",
+                [*pin, "ip", "netns", "exec", node_ns(self.prefix, i), binary, "node",
                  str(folder / "config.json")],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from gossiplab.backends.testbed.cpus import node_cpu_problems
 from gossiplab.backends.testbed.netns import MAX_NODES
 from gossiplab.errors import Problem, ScenarioError
 from gossiplab.scenario import GO_DEFAULT, ProtocolConfig, Scenario
@@ -52,6 +53,7 @@ def unsupported_features(s: Scenario) -> list[Problem]:
         hint = 'set message_traffic = false, or use backend = "model"'
         problems.append(Problem("output.message_traffic", message, hint))
     problems += congestion_problems(s)
+    problems += node_cpu_problems(s)
     if s.protocol.version == "2.0":
         return problems + fork_problems(s)
     return problems + go_v13_problems(s) + go_idontwant_problems(s.protocol)
