@@ -1,76 +1,166 @@
-"""The model's CPU costs (`[cpu] costs = "measured"`) from profiles of real nodes.
+"""The model's CPU costs (`[cpu] costs = "measured"`) from testbed runs of real nodes.
 
-Takes three results folders of `gossiplab profile` on the same network (40 nodes,
-Barabasi-Albert m = 4, 10 ms links; bench/scenarios/cpu/calib-*.toml): 1000-byte signed
-messages, the same unsigned, and 32 kB signed messages. Per run it reads the nodes' CPU time (`resources.parquet`, from
-/proc, over the whole run), the payload copies they received and the first receipts
-(`traffic.parquet`, `deliveries.parquet`), and the share of CPU the profiles give to
-ed25519 (`run.testbed.profile.layers`). Then:
+Takes results folders of `gossiplab run` (or `gossiplab profile`) on the calibration
+network (40 nodes, Barabasi-Albert m = 4, 10 ms links; bench/scenarios/cpu/calib-*.toml)
+at several loads, signed and unsigned. Per node it reads, over the measured interval
+(from the last sample before the first publication to the end), the CPU time and the
+counts of read syscalls and voluntary context switches (`resources.parquet`, from /proc),
+the payload copies and bytes it received and sent (`traffic.parquet`) and the copies it
+validated (its first receipts, `deliveries.parquet`; signed runs only). The bytes
+(`per_kb`), the signature checks (`per_copy`) and the writes (`per_rpc_sent`, per write
+syscall) keep the costs the profiles gave; on the 1 kB runs it fits what is left, by
+least squares of relative errors over every node of every run, as
 
-- per copy validated (`per_copy`, signed): ed25519's share of the signed run's CPU over
-  the copies validated (first receipts; signing the few publications is negligible);
-- per kB each way (`per_kb_sent` = `per_kb_received`): the extra CPU per copy of the
-  32 kB run over the 1 kB run, per extra kB, halved between the writer and the reader
-  (chacha20-poly1305 seals and opens at the same speed);
-- per RPC each way (`per_rpc_sent` = `per_rpc_received`): what is left per copy in the
-  1 kB runs (mean of signed and unsigned) after validation and bytes, halved; at 1 kB
-  nearly every RPC carries one copy, and heartbeats and gossip are folded in.
+    per_rpc × (copies received + sent) [+ per_read × read syscalls]
 
-    .venv/bin/python bench/cpu_calibration.py SIGNED UNSIGNED LARGE
+and prints each fit with its error per run (and, for comparison, a fit per voluntary
+context switch). A per-RPC cost below 0 is not told from 0: the fit is redone without it.
+The wake-up of a reading goroutine is two read syscalls (`internal/poll/fd_unix.go:
+FD.Read`: the read that finds no data and parks the goroutine on the netpoller, and the
+read after the netpoller wakes it), so `per_read_wakeup` = 2 × `per_read`. It also
+prints the idle CPU of a node (per second, before the first publication).
+
+    .venv/bin/python bench/cpu_calibration.py RESULTS...
 """
 
 from __future__ import annotations
 
 import argparse
-import json
+import tomllib
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 
+COUNTS = ("cpu_s", "read_syscalls", "write_syscalls", "voluntary_switches")
+READS_PER_WAKEUP = 2
+# From the profiles (docs/network-calibration.md): chacha20-poly1305 per kB each way, and
+# ed25519's share of a signed run's CPU per copy validated.
+PER_KB_US = 6.0
+PER_COPY_US = 84.0
+# From the profiles' write path (bench/cpu_profile_families.py): per write syscall, one
+# per RPC written, less the bytes.
+PER_RPC_SENT_US = 4.0
+LARGE_KB_PER_COPY = 8  # runs with more kB per copy than this are the large-message ones
 
-def measure(folder: Path) -> dict[str, float]:
-    summary = json.loads((folder / "summary.json").read_text())
+
+def _window(resources: pl.DataFrame, start_ns: int) -> pl.DataFrame:
+    """Per node, each count's increase from the last sample at or before `start_ns`."""
+    last = pl.all().sort_by("t_ns").last()
+    before = resources.filter(pl.col("t_ns") <= start_ns).group_by("node").agg(last)
+    end = resources.group_by("node").agg(last)
+    joined = end.join(before, on="node", suffix="_0")
+    return joined.select(
+        "node",
+        ((pl.col("t_ns") - pl.col("t_ns_0")) / 1e9).alias("node_s"),
+        *[(pl.col(c) - pl.col(f"{c}_0")).cast(pl.Float64).alias(c) for c in COUNTS],
+    )
+
+
+def measure(folder: Path) -> tuple[pl.DataFrame, float]:
+    """Per node: counts over the measured interval; and the idle CPU per node-second."""
+    scenario = tomllib.loads((folder / "scenario.toml").read_text())
+    warmup_ns = int(pl.read_parquet(folder / "publishes.parquet")["t_publish_ns"].min())
     resources = pl.read_parquet(folder / "resources.parquet")
-    cpu_s = resources.group_by("node").agg(pl.col("cpu_s").max() - pl.col("cpu_s").min())
-    traffic = pl.read_parquet(folder / "traffic.parquet").filter(pl.col("kind") == "payload")
-    copies = float(traffic["msgs_recv"].sum())
-    layers = summary["run"]["testbed"]["profile"]["layers"]
-    return {
-        "cpu_s": float(cpu_s["cpu_s"].sum()),
-        "copies": copies,
-        "bytes_per_copy": float(traffic["bytes_recv"].sum()) / copies,
-        "validated": float(pl.read_parquet(folder / "deliveries.parquet").height),
-        "ed25519_share": float(layers.get("signing (ed25519)", 0.0)),
-    }
+    nodes = _window(resources, warmup_ns)
+    quiet = _window(resources.filter(pl.col("t_ns") <= warmup_ns), warmup_ns - 1_500_000_000)
+    idle = float(quiet["cpu_s"].sum() / quiet["node_s"].sum())
+    traffic = (
+        pl.read_parquet(folder / "traffic.parquet")
+        .group_by("node")
+        .agg(
+            copies=(pl.col("msgs_recv") + pl.col("msgs_sent"))
+            .filter(pl.col("kind") == "payload")
+            .sum(),
+            kb=(pl.col("bytes_recv") + pl.col("bytes_sent")).sum() / 1000,
+            control=(pl.col("msgs_recv") + pl.col("msgs_sent"))
+            .filter(pl.col("kind") != "payload")
+            .sum(),
+        )
+    )
+    signed = scenario.get("protocol", {}).get("signing", "strict-sign") == "strict-sign"
+    validated = pl.read_parquet(folder / "deliveries.parquet").group_by("node").len("validated")
+    rows = (
+        nodes.join(traffic, on="node", how="left")
+        .join(validated, on="node", how="left")
+        .fill_null(0)
+        .with_columns(
+            pl.col("validated").cast(pl.Float64) * (1.0 if signed else 0.0),
+            pl.col("copies").cast(pl.Float64),
+            pl.col("control").cast(pl.Float64),
+            pl.lit(folder.name).alias("run"),
+        )
+    )
+    return rows, idle
 
 
-def calibrate(signed: Path, unsigned: Path, large: Path) -> dict[str, float]:
-    s, u, big = measure(signed), measure(unsigned), measure(large)
-    # CPU µs per received copy (each copy is also sent once)
-    us = {name: r["cpu_s"] / r["copies"] * 1e6 for name, r in (("s", s), ("u", u), ("l", big))}
-    validate = s["ed25519_share"] * s["cpu_s"] / s["validated"] * 1e6
-    extra_kb = (big["bytes_per_copy"] - s["bytes_per_copy"]) / 1000
-    per_kb = (us["l"] - us["s"]) / extra_kb / 2
-    kb = s["bytes_per_copy"] / 1000
-    rest_signed = us["s"] - validate * s["validated"] / s["copies"] - 2 * per_kb * kb
-    rest_unsigned = us["u"] - 2 * per_kb * u["bytes_per_copy"] / 1000
-    return {
-        "cpu µs per received copy, signed 1 kB": us["s"],
-        "cpu µs per received copy, unsigned 1 kB": us["u"],
-        "cpu µs per received copy, signed 32 kB": us["l"],
-        "per_copy (signed), µs": validate,
-        "per_kb_sent = per_kb_received, µs": per_kb,
-        "per_rpc_sent = per_rpc_received, µs": (rest_signed + rest_unsigned) / 4,
-    }
+def fit(rows: pl.DataFrame, terms: list[str]) -> tuple[dict[str, float], pl.DataFrame]:
+    """Least-squares costs (µs) of `terms`, and per run the CPU measured and fitted."""
+    x = rows.select(terms).to_numpy()
+    y = rows["cpu_s"].to_numpy() * 1e6
+    # Relative errors: every node of every run weighs alike, whatever its load.
+    weight = 1 / np.maximum(y, 1e4)
+    coef, *_ = np.linalg.lstsq(x * weight[:, None], y * weight, rcond=None)
+    fitted = rows.with_columns(fitted_s=pl.Series(x @ coef / 1e6))
+    per_run = fitted.group_by("run", maintain_order=True).agg(
+        cpu_s=pl.col("cpu_s").sum(),
+        fitted_s=pl.col("fitted_s").sum(),
+        copies=pl.col("copies").sum() / 2,
+        reads_per_copy=pl.col("read_syscalls").sum() / (pl.col("copies").sum() / 2),
+    )
+    return dict(zip(terms, coef.tolist(), strict=True)), per_run
+
+
+def report(rows: pl.DataFrame, terms: list[str]) -> None:
+    costs, per_run = fit(rows, terms)
+    print("fit: " + ", ".join(f"{name} {value:.2f} µs" for name, value in costs.items()))
+    for r in per_run.iter_rows(named=True):
+        error = r["fitted_s"] / r["cpu_s"] - 1
+        print(
+            f"  {r['run']:24s} CPU {r['cpu_s']:6.2f} s, fitted {r['fitted_s']:6.2f} s "
+            f"({error:+6.1%}); {r['cpu_s'] / r['copies'] * 1e6:5.1f} µs left and "
+            f"{r['reads_per_copy']:.2f} reads per copy received"
+        )
+    if "read_syscalls" in costs:
+        wakeup = READS_PER_WAKEUP * costs["read_syscalls"]
+        print(f"  per_read_wakeup = {READS_PER_WAKEUP} × per_read = {wakeup:.1f} µs")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    for name in ("signed", "unsigned", "large"):
-        parser.add_argument(name, type=Path)
+    parser.add_argument("results", type=Path, nargs="+")
+    parser.add_argument("--per-kb", type=float, default=PER_KB_US)
+    parser.add_argument("--per-copy", type=float, default=PER_COPY_US)
+    parser.add_argument("--per-rpc-sent", type=float, default=PER_RPC_SENT_US)
     args = parser.parse_args()
-    for key, value in calibrate(args.signed, args.unsigned, args.large).items():
-        print(f"{key:45s} {value:8.1f}")
+    measured = [measure(folder) for folder in args.results]
+    for folder, (_, idle) in zip(args.results, measured, strict=True):
+        print(f"idle CPU per node before publishing, {folder.name}: {idle * 1e3:.2f} ms/s")
+    rows = pl.concat([r for r, _ in measured])
+    small = rows.filter(pl.col("kb") < LARGE_KB_PER_COPY * pl.col("copies"))
+    rest = small.with_columns(
+        cpu_s=pl.col("cpu_s")
+        - (
+            args.per_kb * pl.col("kb")
+            + args.per_copy * pl.col("validated")
+            + args.per_rpc_sent * pl.col("write_syscalls")
+        )
+        / 1e6
+    )
+    print(
+        f"\n1 kB runs, less {args.per_kb} µs per kB, {args.per_copy} µs per copy validated"
+        f" and {args.per_rpc_sent} µs per write syscall:"
+    )
+    print("\nCPU per copy a constant:")
+    report(rest, ["copies"])
+    print("\nwith a cost per voluntary context switch (for comparison):")
+    report(rest, ["copies", "voluntary_switches"])
+    print("\nwith a cost per read syscall:")
+    costs, _ = fit(rest, ["copies", "read_syscalls"])
+    terms = ["copies", "read_syscalls"] if costs["copies"] >= 0 else ["read_syscalls"]
+    if len(terms) == 1:
+        print(f"(per copy {costs['copies']:.1f} µs < 0: not told from 0, refitted without it)")
+    report(rest, terms)
 
 
 if __name__ == "__main__":

@@ -3,11 +3,12 @@
 Runs ``scenarios/crosscheck/uplink-500k.toml`` (node 0 publishes 500 KB to its 8 peers
 over a 50 Mbit uplink) on a backend and prints, per rank (the k-th of the 8 receipts of
 one message), the latency from publish to delivery: median over messages and runs, and
-the spread. On the testbed the HTB leaf's queueing discipline (``--qdisc``) and the
-nodes' ``net.ipv4.tcp_slow_start_after_idle`` can be changed: both are set per run
-inside the run's own namespaces, nothing on the host changes.
+the spread. On the testbed the HTB leaf's queueing discipline (``--qdisc``), the
+nodes' ``net.ipv4.tcp_slow_start_after_idle`` and their congestion control
+(``--congestion``, on their routes) can be changed: all are set per run inside the
+run's own namespaces, nothing on the host changes.
 
-    sudo .venv/bin/python bench/uplink_sharing.py --backend testbed --qdisc pfifo --reps 5
+    sudo .venv/bin/python bench/uplink_sharing.py --backend testbed --congestion cubic --reps 5
 
 The host's load average is recorded before and after each run: the testbed's timings
 at 50 Mbit depend on the kernel's HTB and TCP, which a busy host delays only by its
@@ -42,8 +43,8 @@ LEAF_QDISCS = {
 }
 
 
-def _patch_testbed(qdisc: str, slow_start_after_idle: int, congestion: str) -> None:
-    """Make the testbed build its HTB leaves with `qdisc` and set the TCP sysctls."""
+def _patch_testbed(qdisc: str, slow_start_after_idle: int) -> None:
+    """Make the testbed build its HTB leaves with `qdisc` and set slow start after idle."""
     leaf = LEAF_QDISCS[qdisc]
 
     def htb(dev: str, bps: int) -> list[str]:
@@ -55,13 +56,14 @@ def _patch_testbed(qdisc: str, slow_start_after_idle: int, congestion: str) -> N
 
     original = netns.build_network
 
-    def build(prefix: str, nodes: list[int], up: list[int], down: list[int]) -> None:
-        original(prefix, nodes, up, down)
+    def build(
+        prefix: str, nodes: list[int], up: list[int], down: list[int], congestion: str | None
+    ) -> None:
+        original(prefix, nodes, up, down, congestion)
         for i in nodes:
             netns.sh(
                 ["ip", "netns", "exec", netns.node_ns(prefix, i), "sysctl", "-qw",
-                 f"net.ipv4.tcp_slow_start_after_idle={slow_start_after_idle}",
-                 f"net.ipv4.tcp_congestion_control={congestion}"]
+                 f"net.ipv4.tcp_slow_start_after_idle={slow_start_after_idle}"]
             )  # fmt: skip
 
     netns._htb = htb  # type: ignore[assignment]
@@ -83,6 +85,7 @@ def one_run(
     work: Path,
     sharing: str | None = None,
     quic: bool = False,
+    congestion: str = "host",
 ) -> dict[str, Any]:
     s = load_scenario(SCENARIO)
     s = s.model_copy(update={"backend": backend, "seed": seed})
@@ -95,7 +98,14 @@ def one_run(
     s = s.model_copy(update={"network": s.network.model_copy(update=overrides)})
     if backend == "testbed":
         s = s.model_copy(
-            update={"testbed": s.testbed.model_copy(update={"max_delay_error": 60_000_000})}
+            update={
+                "testbed": s.testbed.model_copy(
+                    # A namespace inherits the host's default congestion control and may
+                    # not set another (tcp_cong.c: tcp_set_default_congestion_control), so
+                    # it is set on the nodes' routes (testbed.congestion_control).
+                    update={"max_delay_error": 60_000_000, "congestion_control": congestion}
+                )
+            }
         )
     load_before = os.getloadavg()[0]
     out = work / f"{backend}-{seed}"
@@ -130,7 +140,12 @@ def main() -> None:
     parser.add_argument("--backend", default="testbed", choices=["testbed", "simnet", "model"])
     parser.add_argument("--qdisc", default="pfifo", choices=sorted(LEAF_QDISCS))
     parser.add_argument("--slow-start-after-idle", type=int, default=1, choices=[0, 1])
-    parser.add_argument("--congestion", default="bbr", help="tcp_congestion_control")
+    parser.add_argument(
+        "--congestion",
+        default="host",
+        choices=["host", "cubic", "bbr", "reno"],
+        help="testbed: TCP's congestion control on the nodes' routes (host: the host's default)",
+    )
     parser.add_argument("--latency", default="20ms")
     parser.add_argument(
         "--uplink-sharing", choices=["fair", "fifo", "window"], help="the model's discipline"
@@ -145,10 +160,18 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="also write every latency here")
     args = parser.parse_args()
     if args.backend == "testbed":
-        _patch_testbed(args.qdisc, args.slow_start_after_idle, args.congestion)
+        _patch_testbed(args.qdisc, args.slow_start_after_idle)
     with tempfile.TemporaryDirectory(prefix="uplink-sharing-") as tmp:
         runs = [
-            one_run(args.backend, 100 + i, args.latency, Path(tmp), args.uplink_sharing, args.quic)
+            one_run(
+                args.backend,
+                100 + i,
+                args.latency,
+                Path(tmp),
+                args.uplink_sharing,
+                args.quic,
+                args.congestion,
+            )
             for i in range(args.reps)
         ]
     label = (

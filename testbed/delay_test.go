@@ -127,3 +127,24 @@ func TestDrawnPairLatencyIsSymmetricAndInRange(t *testing.T) {
 		t.Fatalf("%d distinct values of 11", len(seen))
 	}
 }
+
+// The verdict message, byte for byte, from the kernel's structs (little-endian host):
+// nlmsghdr {len 32, type NFNL_SUBSYS_QUEUE<<8 | NFQNL_MSG_VERDICT, flags NLM_F_REQUEST,
+// seq 0, pid 0}, nfgenmsg {AF_UNSPEC, NFNETLINK_V0, queue 7 big-endian}, nlattr {len 12,
+// NFQA_VERDICT_HDR}, nfqnl_msg_verdict_hdr {NF_ACCEPT, id} both big-endian.
+func TestVerdictMessageLayout(t *testing.T) {
+	want := []byte{
+		32, 0, 0, 0, 0x01, 0x03, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+		0, 0, 0, 7,
+		12, 0, 2, 0,
+		0, 0, 0, 1, 1, 2, 3, 4,
+	}
+	got := appendVerdict(nil, 7, 0x01020304)
+	if string(got) != string(want) {
+		t.Fatalf("verdict message\n got % x\nwant % x", got, want)
+	}
+	two := appendVerdict(appendVerdict(nil, 7, 1), 7, 2)
+	if len(two) != 64 || two[63] != 2 || two[31] != 1 {
+		t.Fatalf("two verdicts are two aligned messages back to back: % x", two)
+	}
+}

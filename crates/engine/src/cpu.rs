@@ -14,6 +14,8 @@
 //!   framing, protobuf decoding), in the reading goroutine of the peer's stream
 //!   (`comm.go:handleNewStream`), one RPC after the other per peer, before the event
 //!   loop sees it;
+//! - a wake-up of that reading goroutine: `per_read_wakeup`, once each time it goes from
+//!   waiting on the network to runnable, whatever it then reads (see `read_wakeup`);
 //! - a copy validated: `per_copy` (the signature check and the validators,
 //!   `validation.go:validateWorker` → `validate` → `validateSignature`);
 //! - a sent RPC: `per_rpc_sent` + `per_kb_sent` × size (protobuf encoding, encryption,
@@ -42,6 +44,7 @@ pub enum Cost {
     KbSent = 3,
     Copy = 4,
     Publish = 5,
+    ReadWakeup = 6,
 }
 
 pub struct Cpu {
@@ -54,12 +57,12 @@ pub struct Cpu {
     /// When each directed link's reading goroutine (at its receiver) is next free.
     reader_free: Vec<Time>,
     /// Each cost's σ, and exp(−σ²/2): a lognormal's median over its mean.
-    sigma: [f64; 6],
+    sigma: [f64; 7],
     /// Some σ > 0 (else every cost is its mean, with no draw).
     spread: bool,
     /// One node per host, one core per host.
     own_core: bool,
-    median_over_mean: [f64; 6],
+    median_over_mean: [f64; 7],
     /// Hosts whose nodes outnumber their cores run them in time slices.
     slices: Option<Slices>,
     pub(crate) costs: CpuConfig,
@@ -161,6 +164,22 @@ impl Cpu {
         self.draw_pair(node, rpc, kb)
     }
 
+    /// CPU time of one wake-up of a reading goroutine of `node`. An RPC that finds its
+    /// reader waiting on the network wakes it; the RPCs that arrive before the reader
+    /// has read everything (while it waits for a core, or reads) share that wake-up.
+    /// go's reads (`internal/poll/fd_unix.go:FD.Read`): a read that finds no data
+    /// (EAGAIN) parks the goroutine on the netpoller (`pollDesc.waitRead`,
+    /// `runtime/netpoll.go:netpollblock`); when data arrives `netpoll` makes it runnable
+    /// again and it retries the read. So a wake-up is an empty read, a park, a wake by
+    /// the netpoller (an `epoll_pwait` return, often an OS thread woken from `futex`), a
+    /// data read, and the same hand-off from yamux's reading goroutine
+    /// (`go-yamux session.go:recvLoop`) to pubsub's (`comm.go:handleNewStream`) over the
+    /// stream's buffer; none of it depends on how many RPCs the data holds.
+    #[inline]
+    fn read_wakeup(&mut self, node: u32) -> Time {
+        self.draw(node, self.costs.per_read_wakeup_ns, Cost::ReadWakeup)
+    }
+
     /// Run work taking `cost` for `node`, ready at `ready`, on a host that is not
     /// time-sliced: it takes the host's first free core after the work submitted before
     /// it. Returns when it is done.
@@ -198,6 +217,17 @@ impl Cpu {
         cost: Time,
         event: Event,
     ) {
+        let woken = self.costs.per_read_wakeup_ns > 0
+            && matches!(g, Goroutine::Reader(_))
+            && self
+                .slices
+                .as_ref()
+                .is_some_and(|s| s.waits_on_network(node, g));
+        let cost = if woken {
+            cost + self.read_wakeup(node)
+        } else {
+            cost
+        };
         match &mut self.slices {
             Some(slices) => slices.submit(queue, node, g, cost, event),
             None => {
@@ -228,6 +258,14 @@ impl Cpu {
         if l >= self.reader_free.len() {
             self.reader_free.resize(l + 1, 0);
         }
+        // The reading goroutine waits on the network once it has read everything that
+        // arrived (its last read is done by `now`): this RPC wakes it up.
+        let idle = self.reader_free[l] <= now;
+        let cost = if idle && self.costs.per_read_wakeup_ns > 0 {
+            cost + self.read_wakeup(receiver)
+        } else {
+            cost
+        };
         let ready = now.max(self.reader_free[l]);
         let done = self.run(receiver, ready, cost);
         self.reader_free[l] = done;
@@ -242,7 +280,9 @@ impl Cpu {
 
     /// True if reading RPCs costs CPU.
     pub fn charges_receiving(&self) -> bool {
-        self.costs.per_rpc_received_ns > 0 || self.costs.per_kb_received_ns > 0
+        self.costs.per_rpc_received_ns > 0
+            || self.costs.per_kb_received_ns > 0
+            || self.costs.per_read_wakeup_ns > 0
     }
 
     /// True if writing RPCs costs CPU.

@@ -12,10 +12,23 @@
 //! peer, and the validation workers get their turn among the readers and writers, not
 //! a turn per copy.
 //!
+//! Go's netpoller decides when a reading goroutine that waits on the network becomes
+//! runnable again. A P polls the network (non-blocking `netpoll(0)`) only when its local
+//! and global run queues are empty (`runtime/proc.go:findRunnable`, "Poll network"
+//! after `runqget` and the global run queue); a thread with nothing to run blocks in
+//! `netpoll` and returns as soon as data arrives, setting `sched.lastpoll`; and `sysmon`
+//! polls when the network was not polled for 10 ms (`runtime/proc.go:sysmon`,
+//! `lastpoll+10*1000*1000 < now`). So while a node has runnable goroutines, data for a
+//! waiting reader sits in the kernel: the reader becomes runnable when the run queue
+//! empties or 10 ms after the last poll, and everything that arrived meanwhile is read
+//! on that one wake-up.
+//!
 //! Simplified: the validation workers share one turn (the node runs on one core at a
 //! time, see `slices.rs`, so two workers would not run at once), and the goroutine that
 //! became runnable goes to the back of the queue (Go's `runnext` hand-off is not
-//! modelled).
+//! modelled). The netpoll rule is that of a node with one P: with GOMAXPROCS > 1 a P
+//! with nothing to run parks its thread in the blocking `netpoll`, which wakes readers
+//! at once even while another P runs goroutines; a node here runs on one core at a time.
 
 use std::collections::VecDeque;
 
@@ -24,6 +37,10 @@ use crate::queue::Event;
 
 /// Go's `forcePreemptNS`: a goroutine's turn, in nanoseconds of CPU.
 pub const GO_TURN: Time = 10_000_000;
+
+/// `sysmon`'s network poll: when the network was not polled for this long
+/// (`runtime/proc.go:sysmon`, `lastpoll+10*1000*1000 < now`).
+pub const SYSMON_POLL: Time = 10_000_000;
 
 /// Which goroutine of a node does a piece of work.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -59,6 +76,12 @@ pub struct Process {
     run_queue: VecDeque<u32>,
     /// CPU time the front goroutine has run in its current turn.
     turn: Time,
+    /// Work for reading goroutines whose data arrived while the node had runnable
+    /// goroutines: not runnable until the next poll of the network.
+    netpoll: VecDeque<(Goroutine, Piece)>,
+    /// Go's `sched.lastpoll`: when a blocking `netpoll` last returned or `sysmon` last
+    /// polled.
+    last_poll: Time,
 }
 
 impl Process {
@@ -80,6 +103,58 @@ impl Process {
         if !r.runnable {
             r.runnable = true;
             self.run_queue.push_back(i as u32);
+        }
+    }
+
+    /// True if goroutine `id` is in the run queue (has work); false if it is blocked.
+    pub fn runnable(&self, id: Goroutine) -> bool {
+        self.routines.iter().any(|r| r.id == id && r.runnable)
+    }
+
+    /// True if reading goroutine `id` waits on the network with nothing arrived for it:
+    /// data arriving now wakes it (`per_read_wakeup`).
+    pub fn waits_on_network(&self, id: Goroutine) -> bool {
+        !self.runnable(id) && !self.netpoll.iter().any(|(g, _)| *g == id)
+    }
+
+    /// Data of `cost` arrived at `now` for reading goroutine `id`. A runnable reader
+    /// reads it in turn; a waiting one becomes runnable at once if the node has nothing
+    /// else to run (its thread blocks in `netpoll`, which returns and sets
+    /// `sched.lastpoll`), else at the next poll (`poll`).
+    pub fn arrive(&mut self, id: Goroutine, cost: Time, event: Event, now: Time) {
+        if self.runnable(id) {
+            self.push(id, cost, event);
+        } else if self.has_work() || !self.netpoll.is_empty() {
+            self.netpoll.push_back((id, Piece { event, left: cost }));
+        } else {
+            self.last_poll = now;
+            self.push(id, cost, event);
+        }
+    }
+
+    /// `sysmon`'s poll of the network on a node that runs, at one of its scheduling
+    /// points: once the network was not polled for `SYSMON_POLL`, the readers whose data
+    /// arrived become runnable (in the order it arrived) and `sched.lastpoll` is now.
+    /// Call before `settle`: sysmon injects them (`injectglist`) before it preempts the
+    /// goroutine that used up its turn (`retake`), so they run first.
+    pub fn sysmon_poll(&mut self, now: Time) {
+        if !self.netpoll.is_empty() && now >= self.last_poll + SYSMON_POLL {
+            self.last_poll = now;
+            self.inject();
+        }
+    }
+
+    /// `findRunnable`'s non-blocking `netpoll(0)` once the run queue is empty (it does
+    /// not set `sched.lastpoll`). Call after `settle`.
+    pub fn idle_poll(&mut self) {
+        if self.run_queue.is_empty() {
+            self.inject();
+        }
+    }
+
+    fn inject(&mut self) {
+        while let Some((id, piece)) = self.netpoll.pop_front() {
+            self.push(id, piece.left, piece.event);
         }
     }
 
@@ -154,6 +229,66 @@ mod tests {
         assert_eq!(done(&mut p, 5), Some(b), "the validator keeps its turn");
         assert_eq!(done(&mut p, 1), Some(c));
         assert!(!p.has_work());
+    }
+
+    /// A scheduling point of a node on a core at `now`, as `slices.rs` makes it.
+    fn tick(p: &mut Process, elapsed: Time, now: Time) -> Option<Event> {
+        let event = p.run_for(elapsed);
+        p.sysmon_poll(now);
+        p.settle();
+        p.idle_poll();
+        event
+    }
+
+    #[test]
+    fn a_waiting_reader_wakes_when_the_run_queue_empties_and_reads_all_that_came() {
+        // runtime/proc.go:findRunnable polls the network only once the run queues are
+        // empty. The node wakes at 0 for a copy (blocking netpoll: lastpoll = 0) and
+        // validates 0-5 ms; data for reader 3 arrives at 1 and 2 ms.
+        let (v, r1, r2) = (
+            Event::Signed { msg: 1 },
+            Event::Signed { msg: 2 },
+            Event::Signed { msg: 3 },
+        );
+        let mut p = Process::default();
+        p.push(Goroutine::Validator, 5_000_000, v);
+        let reader = Goroutine::Reader(3);
+        assert!(p.waits_on_network(reader));
+        p.arrive(reader, 1_000_000, r1, 1_000_000);
+        assert!(!p.runnable(reader), "not runnable while the validator runs");
+        assert!(
+            !p.waits_on_network(reader),
+            "data waits for it: no second wake-up"
+        );
+        p.arrive(reader, 1_000_000, r2, 2_000_000);
+        assert_eq!(p.until_tick(), 5_000_000);
+        assert_eq!(tick(&mut p, 5_000_000, 5_000_000), Some(v));
+        assert!(p.runnable(reader), "the run queue emptied: polled");
+        assert_eq!(tick(&mut p, 1_000_000, 6_000_000), Some(r1));
+        assert_eq!(tick(&mut p, 1_000_000, 7_000_000), Some(r2));
+        assert!(!p.has_work());
+        assert!(p.waits_on_network(reader));
+    }
+
+    #[test]
+    fn sysmon_polls_a_busy_node_ten_milliseconds_after_the_last_poll() {
+        // runtime/proc.go:sysmon: netpoll(0) once lastpoll + 10 ms < now, injected
+        // before the goroutine that used its turn is preempted. The node woke at 0
+        // (lastpoll = 0) and validates for 25 ms; the reader's data came at 1 ms. At the
+        // validator's turn end (10 ms) sysmon polls: the reader runs 10-11, the
+        // validator 11-21 and 21-26. Without sysmon the reader would wait until 25.
+        let (v, r) = (Event::Signed { msg: 1 }, Event::Signed { msg: 2 });
+        let mut p = Process::default();
+        p.arrive(Goroutine::Reader(1), 0, Event::Signed { msg: 9 }, 0);
+        assert_eq!(tick(&mut p, 0, 0), Some(Event::Signed { msg: 9 }));
+        p.push(Goroutine::Validator, 25_000_000, v);
+        p.arrive(Goroutine::Reader(1), 1_000_000, r, 1_000_000);
+        assert_eq!(tick(&mut p, GO_TURN, GO_TURN), None);
+        assert!(p.runnable(Goroutine::Reader(1)));
+        assert_eq!(p.until_tick(), 1_000_000, "the reader runs first");
+        assert_eq!(tick(&mut p, 1_000_000, 11_000_000), Some(r));
+        assert_eq!(tick(&mut p, GO_TURN, 21_000_000), None);
+        assert_eq!(tick(&mut p, 5_000_000, 26_000_000), Some(v));
     }
 
     #[test]

@@ -91,6 +91,12 @@ impl Slices {
         self.slice
     }
 
+    /// True if `node`'s reading goroutine `g` waits on the network with no data
+    /// arrived for it (`Process::waits_on_network`).
+    pub fn waits_on_network(&self, node: u32, g: Goroutine) -> bool {
+        self.procs[node as usize].process.waits_on_network(g)
+    }
+
     /// `node`'s goroutine `g` has work of `cost` ready now; `event` happens when it is
     /// done. A node already on a core or waiting for one just queues it; an idle one
     /// takes a free core at once, or waits at the back of the run queue.
@@ -103,8 +109,12 @@ impl Slices {
         event: Event,
     ) {
         let p = &mut self.procs[node as usize];
-        p.process.push(g, cost, event);
-        if p.running || p.waiting {
+        match g {
+            // Data for a reading goroutine: runnable when Go's netpoller says so.
+            Goroutine::Reader(_) => p.process.arrive(g, cost, event, queue.now()),
+            _ => p.process.push(g, cost, event),
+        }
+        if p.running || p.waiting || !p.process.has_work() {
             return;
         }
         let host = (node / self.nodes_per_host) as usize;
@@ -135,7 +145,9 @@ impl Slices {
         let c = self.hosts[h].cores[k];
         let node = c.node;
         let process = &mut self.procs[node as usize].process;
+        process.sysmon_poll(now);
         process.settle();
+        process.idle_poll();
         let has_work = process.has_work();
         if has_work && now < c.slice_end {
             self.schedule(queue, h, k);

@@ -115,13 +115,19 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("peer", pa.uint32()),
         ]
     ),
-    # Testbed only: one row per node and sample (cumulative CPU seconds, resident memory).
+    # Testbed only: one row per node and sample (cumulative CPU seconds, resident memory,
+    # and cumulative read/write syscalls and context switches of all its threads, null
+    # where /proc could not be read).
     "resources": pa.schema(
         [
             ("node", pa.uint32()),
             ("t_ns", pa.int64()),
             ("cpu_s", pa.float64()),
             ("rss_bytes", pa.uint64()),
+            ("read_syscalls", pa.int64()),
+            ("write_syscalls", pa.int64()),
+            ("voluntary_switches", pa.int64()),
+            ("involuntary_switches", pa.int64()),
         ]
     ),
     # Aggregate mode, one row per message (published or not): its expected receivers

@@ -24,6 +24,16 @@ def _step(name: str, per_item: int, item: str, per_kb: int = 0) -> str | None:
     return f"{name} {' + '.join(parts)}"
 
 
+def _read_step(s: Scenario) -> str | None:
+    """Reading, with the reading goroutine's wake-up (shared by the RPCs read at once)."""
+    cpu = s.cpu
+    step = _step("read", cpu.per_rpc_received, "RPC", cpu.per_kb_received)
+    if not cpu.per_read_wakeup:
+        return step
+    wakeup = f"{_us(cpu.per_read_wakeup)}/wake-up"
+    return f"{step} + {wakeup}" if step else f"read {wakeup}"
+
+
 def cpu_per_hop(s: Scenario) -> str:
     """What one hop costs in CPU in the model, in one line."""
     cpu, net = s.cpu, s.network
@@ -33,7 +43,7 @@ def cpu_per_hop(s: Scenario) -> str:
         validate = _step("validate", cpu.per_copy + net.cpu_per_message, "copy")
     steps = [
         _step("write", cpu.per_rpc_sent, "RPC", cpu.per_kb_sent),
-        _step("read", cpu.per_rpc_received, "RPC", cpu.per_kb_received),
+        _read_step(s),
         validate,
     ]
     charged = [step for step in steps if step]

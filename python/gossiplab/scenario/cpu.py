@@ -1,7 +1,8 @@
 """[cpu]: hosts with cores their nodes share, and what CPU work costs (the model's).
 
 The engine places each cost where go-libp2p-pubsub v0.17.0 spends it
-(`crates/engine/src/cpu.rs`): reading an RPC in the peer's reading goroutine, validating
+(`crates/engine/src/cpu.rs`): reading an RPC in the peer's reading goroutine (and waking
+that goroutine up when it waited on the network), validating
 a copy in the validation pipeline, writing an RPC in the peer's writer goroutine (one at
 a time, so a busy host's 32-RPC outbound queues overflow), signing a publication.
 """
@@ -21,9 +22,14 @@ US = 1_000
 # yamux) on this project's 2-core machine: docs/network-calibration.md, "CPU costs".
 # `per_copy` depends on the signing policy: without signatures nothing is verified.
 MEASURED: dict[str, int] = {
-    "per_rpc_received": 48 * US,
+    "per_rpc_received": 0,
     "per_kb_received": 6 * US,
-    "per_rpc_sent": 48 * US,
+    # Two read syscalls of 31 µs: the 33.4 µs per read fitted with no cost per write,
+    # less the 2.5 µs per read the 4 µs per write below takes (docs/network-calibration.md).
+    "per_read_wakeup": 62 * US,
+    # The profiles' write path (write syscall, Noise, yamux) is 9.0-9.3 µs per write
+    # syscall at 100 msg/s, one per RPC; less the 6 µs per kB of the ~0.9 kB written.
+    "per_rpc_sent": 4 * US,
     "per_kb_sent": 6 * US,
     "per_publish": 29 * US,
 }
@@ -32,6 +38,7 @@ COST_FIELDS = (
     "per_copy",
     "per_rpc_received",
     "per_kb_received",
+    "per_read_wakeup",
     "per_rpc_sent",
     "per_kb_sent",
     "per_publish",
@@ -48,6 +55,9 @@ class CpuConfig(Section):
     per_copy: Duration = 0
     per_rpc_received: Duration = 0
     per_kb_received: Duration = 0  # per 1000 bytes read (decryption, framing)
+    # Each time a peer's reading goroutine wakes up from waiting on the network (read
+    # syscalls, netpoller, scheduler), shared by the RPCs it then reads before it waits.
+    per_read_wakeup: Duration = 0
     per_rpc_sent: Duration = 0
     per_kb_sent: Duration = 0  # per 1000 bytes written (encryption, framing)
     per_publish: Duration = 0  # signing, plus the application's own work (e.g. a proof)
@@ -57,6 +67,7 @@ class CpuConfig(Section):
     sigma_per_copy: float | None = Field(default=None, ge=0, le=5)
     sigma_per_rpc_received: float | None = Field(default=None, ge=0, le=5)
     sigma_per_kb_received: float | None = Field(default=None, ge=0, le=5)
+    sigma_per_read_wakeup: float | None = Field(default=None, ge=0, le=5)
     sigma_per_rpc_sent: float | None = Field(default=None, ge=0, le=5)
     sigma_per_kb_sent: float | None = Field(default=None, ge=0, le=5)
     sigma_per_publish: float | None = Field(default=None, ge=0, le=5)

@@ -26,6 +26,9 @@ class TestbedConfig(Section):
     muxer: Literal["yamux", "quic"] = "yamux"
     # Resolved to protocol.name; "randomsub" is go-libp2p-pubsub's random-fanout baseline.
     router: Literal["gossipsub", "floodsub", "randomsub"] = "gossipsub"
+    # TCP's congestion control for the nodes' connections: "host" keeps the host's default
+    # (inherited by every namespace), the others are set on the nodes' routes.
+    congestion_control: Literal["host", "cubic", "bbr", "reno"] = "host"
     profile: bool = False  # CPU profile (runtime/pprof) of every node over the measured interval
     # The delay stage's p99 release lateness above which the run fails: the links were
     # then not the scenario's any more.
@@ -33,6 +36,9 @@ class TestbedConfig(Section):
     sample_interval: Duration = NS_PER_SECOND // 2  # CPU and memory of every node
     keep_traces: bool = False  # copy every node's trace and result files into the results
     trace_rpc: bool = False  # also trace SEND_RPC/RECV_RPC (large; traffic is counted anyway)
+    # The CPUs every node process is confined to (the delay stage gets the others), so the
+    # model's [cpu] cores can be exactly what the nodes had; None: the whole host, shared.
+    node_cpus: list[int] | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -62,5 +68,20 @@ class TestbedConfig(Section):
         if self.sample_interval < NS_PER_SECOND // 100:
             message = f"must be >= 10ms, got {format_duration(self.sample_interval)}"
             problems.append(Problem("sample_interval", message, 'use e.g. "500ms"'))
+        problems += _node_cpu_problems(self.node_cpus)
         raise_problems(problems)
         return self
+
+
+def _node_cpu_problems(cpus: list[int] | None) -> list[Problem]:
+    """The list's own shape; whether this host has those CPUs online is the backend's check."""
+    if cpus is None:
+        return []
+    hint = "list CPU numbers, e.g. node_cpus = [1], or leave node_cpus out"
+    if not cpus:
+        return [Problem("node_cpus", "an empty list leaves the nodes no CPU", hint)]
+    if min(cpus) < 0:
+        return [Problem("node_cpus", f"CPU numbers start at 0, got {min(cpus)}", hint)]
+    if len(set(cpus)) != len(cpus):
+        return [Problem("node_cpus", f"lists a CPU twice: {cpus}", hint)]
+    return []

@@ -22,7 +22,9 @@ from gossiplab.backends.testbed.binary import ensure_binary, node_binary, versio
 from gossiplab.backends.testbed.ceiling import capacity_warning, estimated_cores
 from gossiplab.backends.testbed.commands import require_commands, require_root
 from gossiplab.backends.testbed.convert import convert
+from gossiplab.backends.testbed.cpus import delay_cpus
 from gossiplab.backends.testbed.errors import TestbedError
+from gossiplab.backends.testbed.losses import loss_warning, softnet, summarize
 from gossiplab.backends.testbed.netns import clean_stale, has_netem
 from gossiplab.backends.testbed.nodeconfig import partial_plan
 from gossiplab.backends.testbed.orchestrate import Testbed, remove_work
@@ -70,7 +72,10 @@ class TestbedRun:
 
 
 def _resources(sampler: Sampler, epoch: int, end_ns: int, warmup: int) -> pl.DataFrame:
-    rows = [(node, t - epoch, cpu, rss) for node, t, cpu, rss in sampler.rows]
+    rows = [
+        (node, t - epoch, cpu, rss, *(None if c < 0 else c for c in counts))
+        for node, t, cpu, rss, *counts in sampler.rows
+    ]
     return pl.DataFrame(rows, schema=POLARS_SCHEMAS["resources"], orient="row").sort("node", "t_ns")
 
 
@@ -108,6 +113,8 @@ def run_testbed(
     check_supported(s)
     require_root()
     require_commands(["ip", "tc"] + (["iptables"] if s.network.loss > 0 else []))
+    if s.testbed.node_cpus is not None:
+        require_commands(["taskset"])
     binary = ensure_binary()  # the delay stage's, and the nodes' but for v2.0
     nodes_binary = node_binary(s.protocol.version)
     go_versions = versions(nodes_binary)
@@ -117,8 +124,10 @@ def run_testbed(
         _warn(warning)
     netem = has_netem()
     wall_started = time.monotonic()
+    softnet_before = softnet()
     with Testbed(s, topology, binary, node_binary=nodes_binary) as bed:
         bed.build()
+        congestion = bed.congestion_control()
         if bed.needs_delay():
             require_commands(["iptables"])
         link_info = bed.start_delay_stage()
@@ -129,6 +138,8 @@ def run_testbed(
         epoch = bed.start_clock()
         bed.run_until(epoch, end_ns, progress)
         sampler.stop()  # before the nodes exit: the measured interval ends here
+        # Before the nodes close their connections: only the run's own packets count.
+        node_counters, core_counters = bed.read_counters()
         bed.stop_nodes()
         delay_stats = bed.stop_delay_stage()
         work = bed.work
@@ -141,6 +152,13 @@ def run_testbed(
         plan=partial_plan(s, schedule),
     )
     resources = _resources(sampler, epoch, end_ns, s.workload.warmup)
+    softnet_after = softnet()
+    losses = summarize(
+        node_counters,
+        core_counters,
+        delay_stats,
+        {k: softnet_after[k] - softnet_before[k] for k in softnet_after},
+    )
     measured = (s.workload.warmup, end_ns)
     info: dict[str, Any] = {
         "stack": {
@@ -148,6 +166,8 @@ def run_testbed(
             "security": s.testbed.security,
             "muxer": s.testbed.muxer,
             "router": s.testbed.router,
+            # The host's, inherited by every namespace: BBR's and CUBIC's windows differ.
+            "congestion_control": congestion,
         },
         "netem": netem,
         "impairments": {
@@ -165,6 +185,11 @@ def run_testbed(
         "epoch_unix_ns": epoch,
         "testbed_wall_s": time.monotonic() - wall_started,
         "delay_stage": delay_stats,
+        "delay_stage_scheduling": bed.delay_scheduling,
+        # The CPUs the nodes were confined to, and the delay stage's (None: any CPU).
+        "node_cpus": s.testbed.node_cpus,
+        "delay_stage_cpus": delay_cpus(s.testbed.node_cpus) if bed.needs_delay() else None,
+        "losses": losses,
         "crashed": crashes,
         "nodes": _node_usage(resources, *measured),
         "host": _host_usage(sampler, epoch, *measured),
@@ -186,6 +211,10 @@ def run_testbed(
             "neighbours) when the warm-up ended; publishing started anyway"
         )
         _warn(warnings[-1])
+    lost = loss_warning(losses, s.network.loss)
+    if lost:
+        warnings.append(lost)
+        _warn(lost)
     busy = info["host"]["busy_share_mean"]
     if busy is not None and busy > HOST_BUSY_LIMIT:
         # Whoever used it (the nodes, or anything else on the machine), a saturated host

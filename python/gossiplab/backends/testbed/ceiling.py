@@ -49,14 +49,18 @@ def estimated_cores(s: Scenario, topology: Topology) -> float:
 
 
 def capacity_warning(s: Scenario, topology: Topology, cores: int | None = None) -> str | None:
-    """A warning when the scenario likely needs more CPU than this host has to spare."""
+    """A warning when the scenario likely needs more CPU than the nodes have to spare."""
+    where, budget = "the host", SAFE_SHARE
+    if s.testbed.node_cpus:
+        # Confined nodes have their CPUs to themselves: the delay stage runs elsewhere.
+        where, budget, cores = "the nodes' CPUs (testbed.node_cpus)", 1.0, len(s.testbed.node_cpus)
     cores = cores or os.cpu_count() or 1
     need = estimated_cores(s, topology)
-    if need <= SAFE_SHARE * cores:
+    if need <= budget * cores:
         return None
     return (
-        f"this scenario likely exceeds the host: about {need:.2f} cores of node CPU "
+        f"this scenario likely exceeds {where}: about {need:.2f} cores of node CPU "
         f"({s.workload.rate:g} msg/s to {topology.nodes} nodes) against {cores} cores "
-        f"(safe up to {SAFE_SHARE * cores:.1f}); a saturated host measures the host, not "
+        f"(safe up to {budget * cores:.1f}); a saturated host measures the host, not "
         "the protocol: lower workload.rate or topology.nodes (bench/RESULTS.md)"
     )

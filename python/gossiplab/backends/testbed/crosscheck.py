@@ -33,6 +33,7 @@ from gossiplab.analysis.results import load_results
 from gossiplab.backends.model import ProgressCallback
 from gossiplab.backends.model import unsupported_features as model_unsupported
 from gossiplab.backends.simnet.support import unsupported_features as simnet_unsupported
+from gossiplab.backends.testbed.losses import drop_places
 from gossiplab.backends.testbed.partialcheck import METRICS as PARTIAL_METRICS
 from gossiplab.backends.testbed.partialcheck import partial_figures
 from gossiplab.backends.testbed.support import unsupported_features as testbed_unsupported
@@ -235,7 +236,22 @@ def _testbed_facts(testbed: dict[str, Any]) -> list[tuple[str, str]]:
         ("readiness", json.dumps(testbed.get("readiness", {}))),
         ("delay stage lateness (ms)", json.dumps(delay.get("lateness_ms", {}))),
         ("node CPU", json.dumps(testbed.get("nodes", {}))),
+        ("packet losses", _losses_fact(testbed.get("losses"))),
     ]
+
+
+def _losses_fact(losses: dict[str, Any] | None) -> str:
+    """TCP's retransmissions and every place that dropped packets (losses.py)."""
+    if not losses:
+        return "not recorded"
+    tcp = losses["tcp"]
+    places = drop_places(losses)
+    drops = ", ".join(f"{k}: {v}" for k, v in places.items()) or "no drop counter moved"
+    return (
+        f"TCP retransmitted {tcp.get('RetransSegs', 0)} segments "
+        f"({tcp.get('TCPTimeouts', 0)} timeouts, {tcp.get('TCPLossProbes', 0)} tail loss "
+        f"probes, {tcp.get('TCPFastRetrans', 0)} fast retransmits); {drops}"
+    )
 
 
 def _simnet_facts(simnet: dict[str, Any]) -> list[tuple[str, str]]:

@@ -121,9 +121,19 @@ def clean_stale(all_runs: bool = False) -> Cleaned:
 
 
 def build_network(
-    prefix: str, nodes: list[int], upload_bps: list[int], download_bps: list[int]
+    prefix: str,
+    nodes: list[int],
+    upload_bps: list[int],
+    download_bps: list[int],
+    congestion: str | None = None,
 ) -> None:
-    """Namespaces, veth pairs, addresses, routes and HTB shaping for ``nodes``."""
+    """Namespaces, veth pairs, addresses, routes and HTB shaping for ``nodes``.
+
+    ``congestion`` sets TCP's congestion control on the nodes' route to each other (a
+    route's ``congctl``, which the kernel applies to every connection over it:
+    net/ipv4/tcp_cong.c:tcp_ca_dst_init, active and passive ends alike); None keeps the
+    host's default, which a namespace cannot change unless the host allows it."""
+    congctl = f" congctl {congestion}" if congestion else ""
     core = core_ns(prefix)
     root = [f"netns add {core}"] + [f"netns add {node_ns(prefix, i)}" for i in nodes]
     root += [
@@ -144,7 +154,7 @@ def build_network(
             "link set lo up",
             f"addr add {node_ip(i)}/30 dev {NODE_IFACE}",
             f"link set {NODE_IFACE} up",
-            f"route add default via {core_ip(i)}",
+            f"route add default via {core_ip(i)}{congctl}",
         ]
         batch(node_lines, netns=node_ns(prefix, i))
     sh(["ip", "netns", "exec", core, "sysctl", "-qw", "net.ipv4.ip_forward=1"])
@@ -196,3 +206,11 @@ def has_netem() -> bool:
         return done.returncode == 0
     finally:
         sh(["ip", "netns", "delete", name], check=False)
+
+
+def congestion_control(ns: str) -> str:
+    """TCP's congestion control in namespace ``ns``: a new namespace inherits the host's
+    default (net/ipv4/tcp_cong.c: tcp_set_default_congestion_control refuses any other
+    than the host's allowed ones outside the initial namespace)."""
+    path = "/proc/sys/net/ipv4/tcp_congestion_control"
+    return sh(["ip", "netns", "exec", ns, "cat", path], check=False).strip() or "unknown"

@@ -1,4 +1,5 @@
-"""CPU and memory of every node process, sampled from /proc while the run goes on."""
+"""CPU, memory and wake-up counts of every node process, sampled from /proc while the run
+goes on."""
 
 from __future__ import annotations
 
@@ -27,6 +28,33 @@ def process_sample(pid: int) -> tuple[float, int] | None:
     return (utime + stime) / CLOCK_TICKS, resident_pages * PAGE_SIZE
 
 
+def process_counts(pid: int) -> tuple[int, int, int, int] | None:
+    """(read syscalls, write syscalls, voluntary and involuntary context switches) of a
+    process so far, or None once it is gone.
+
+    The syscalls are `/proc/PID/io`'s `syscr` and `syscw`; the switches are summed over
+    its threads (`/proc/PID/task/*/status`), because a process's own `status` counts its
+    main thread only. A voluntary switch is a thread that blocked (a Go M parking in
+    `futex` or `epoll_pwait` when its goroutines have no work); an involuntary one is a
+    thread the kernel took off its core at the end of its slice.
+    """
+    try:
+        with open(f"/proc/{pid}/io", encoding="ascii") as io:
+            fields = dict(line.split(": ", 1) for line in io.read().splitlines())
+        reads, writes = int(fields["syscr"]), int(fields["syscw"])
+        voluntary = involuntary = 0
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/status", encoding="ascii") as status:
+                for line in status:
+                    if line.startswith("voluntary_ctxt_switches:"):
+                        voluntary += int(line.split()[1])
+                    elif line.startswith("nonvoluntary_ctxt_switches:"):
+                        involuntary += int(line.split()[1])
+    except (OSError, KeyError, ValueError):
+        return None  # gone, or a thread exited between listing and reading it
+    return reads, writes, voluntary, involuntary
+
+
 def host_cpu() -> tuple[int, int]:
     """(busy, total) jiffies of the whole host since boot."""
     with open("/proc/stat", encoding="ascii") as stat:
@@ -41,7 +69,8 @@ class Sampler:
 
     pids: dict[int, int]
     interval_ns: int
-    rows: list[tuple[int, int, float, int]] = field(default_factory=list)  # node, unix ns, ...
+    # node, unix ns, CPU s, resident bytes, then process_counts (-1 where unreadable)
+    rows: list[tuple[int, int, float, int, int, int, int, int]] = field(default_factory=list)
     host: list[tuple[int, float]] = field(default_factory=list)  # unix ns, busy share
     extra: dict[str, int] = field(default_factory=dict)  # other processes (delay stage)
     extra_rows: list[tuple[str, int, float, int]] = field(default_factory=list)
@@ -63,7 +92,8 @@ class Sampler:
         for node, pid in self.pids.items():
             found = process_sample(pid)
             if found is not None:
-                self.rows.append((node, now, *found))
+                counts = process_counts(pid) or (-1, -1, -1, -1)
+                self.rows.append((node, now, *found, *counts))
         for name, pid in self.extra.items():
             found = process_sample(pid)
             if found is not None:

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from gossiplab.backends.testbed.cpus import node_cpu_problems
 from gossiplab.backends.testbed.netns import MAX_NODES
 from gossiplab.errors import Problem, ScenarioError
 from gossiplab.scenario import GO_DEFAULT, ProtocolConfig, Scenario
 from gossiplab.scenario.rules import FORK_NODE_ENV, fork_node_refusal
 from gossiplab.units import parse_duration
+
+AVAILABLE_CONGESTION = "/proc/sys/net/ipv4/tcp_available_congestion_control"
 
 # Bytes of a group id the Go node needs (gossipnode/partialconfig.go: the index in 4).
 GO_MIN_GROUP_ID = 4
@@ -47,6 +52,8 @@ def unsupported_features(s: Scenario) -> list[Problem]:
         message = "go's counters count traffic per node and kind, not per message"
         hint = 'set message_traffic = false, or use backend = "model"'
         problems.append(Problem("output.message_traffic", message, hint))
+    problems += congestion_problems(s)
+    problems += node_cpu_problems(s)
     if s.protocol.version == "2.0":
         return problems + fork_problems(s)
     return problems + go_v13_problems(s) + go_idontwant_problems(s.protocol)
@@ -95,6 +102,29 @@ def go_v13_problems(s: Scenario) -> list[Problem]:
     message = f"the Go node writes the message index into the group id: {partial.group_id_size} B"
     hint = f"use group_id_size >= {GO_MIN_GROUP_ID} B (Ethereum's are 32)"
     return [Problem("workload.partial.group_id_size", message, hint)]
+
+
+def congestion_problems(s: Scenario) -> list[Problem]:
+    """A congestion control is the kernel's TCP's: QUIC brings its own (quic-go's cubic),
+    and the kernel must have the module (tcp_available_congestion_control)."""
+    wanted = s.testbed.congestion_control
+    if wanted == "host":
+        return []
+    if s.testbed.transport != "tcp":
+        message = "QUIC runs its own congestion control (quic-go), not the kernel's"
+        return [Problem("testbed.congestion_control", message, 'remove it, or use "host"')]
+    if wanted not in available_congestion_controls():
+        message = f"this kernel has no {wanted} (tcp_available_congestion_control)"
+        hint = f"load it (modprobe tcp_{wanted}) or use one of {available_congestion_controls()}"
+        return [Problem("testbed.congestion_control", message, hint)]
+    return []
+
+
+def available_congestion_controls() -> list[str]:
+    try:
+        return Path(AVAILABLE_CONGESTION).read_text(encoding="ascii").split()
+    except OSError:
+        return []
 
 
 def go_idontwant_problems(p: ProtocolConfig) -> list[Problem]:

@@ -1,0 +1,116 @@
+"""testbed.congestion_control: set on the nodes' routes, refused where it cannot apply.
+
+The expectation is the kernel's: a route's ``congctl`` is applied to every TCP connection
+over it, on the dialing and the accepting end (net/ipv4/tcp_cong.c: tcp_ca_dst_init), so
+`ss` must name that algorithm on both ends, whatever the host's default.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from gossiplab.backends.testbed import support
+from gossiplab.backends.testbed.netns import (
+    build_network,
+    core_ns,
+    delete_namespaces,
+    node_ip,
+    node_ns,
+    run_prefix,
+)
+from gossiplab.backends.testbed.support import unsupported_features
+from gossiplab.scenario import parse_scenario
+from testbed_marks import REAL_NODES
+
+HOLD = r"""
+import socket, subprocess, sys
+host, role = sys.argv[1], sys.argv[2]
+if role == "listen":
+    s = socket.socket(); s.bind((host, 5003)); s.listen(1); print("ready", flush=True)
+    c, _ = s.accept(); c.recv(1)
+else:
+    c = socket.create_connection((host, 5003)); c.sendall(b"x" * 100000)
+print(subprocess.run(["ss", "-tinH", "state", "established"], capture_output=True,
+                     text=True).stdout, flush=True)
+"""
+
+
+def _scenario(tmp: Path, **testbed: str) -> object:
+    return parse_scenario(
+        {
+            "name": "cc",
+            "backend": "testbed",
+            "topology": {"kind": "line", "nodes": 2},
+            "workload": {"messages": 1},
+            "testbed": testbed,
+        },
+        base_dir=tmp,
+    )
+
+
+def test_quic_refuses_a_kernel_congestion_control(tmp_path: Path) -> None:
+    s = _scenario(tmp_path, transport="quic", congestion_control="cubic")
+    problems = unsupported_features(s)  # type: ignore[arg-type]
+    assert [p.path for p in problems] == ["testbed.congestion_control"]
+    assert "QUIC" in problems[0].message
+
+
+def test_a_missing_module_is_refused_naming_the_field(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    available = tmp_path / "available"
+    available.write_text("reno bbr\n")
+    monkeypatch.setattr(support, "AVAILABLE_CONGESTION", str(available))
+    problems = unsupported_features(_scenario(tmp_path, congestion_control="cubic"))  # type: ignore[arg-type]
+    assert [p.path for p in problems] == ["testbed.congestion_control"]
+    assert "no cubic" in problems[0].message
+    assert not unsupported_features(_scenario(tmp_path, congestion_control="bbr"))  # type: ignore[arg-type]
+    assert not unsupported_features(_scenario(tmp_path))  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def prefix() -> Iterator[str]:
+    name = run_prefix()
+    try:
+        yield name
+    finally:
+        delete_namespaces([core_ns(name), node_ns(name, 0), node_ns(name, 1)])
+
+
+def _algorithms(prefix: str) -> tuple[str, str]:
+    """The congestion control `ss` shows on the listening and the dialing end."""
+    listen = subprocess.Popen(
+        ["ip", "netns", "exec", node_ns(prefix, 1), sys.executable, "-c", HOLD, node_ip(1),
+         "listen"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    assert listen.stdout is not None and listen.stdout.readline().strip() == "ready"
+    dial = subprocess.run(
+        ["ip", "netns", "exec", node_ns(prefix, 0), sys.executable, "-c", HOLD, node_ip(1),
+         "dial"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )  # fmt: skip
+    accepted = listen.communicate(timeout=30)[0]
+    return _algorithm(accepted), _algorithm(dial.stdout)
+
+
+def _algorithm(ss: str) -> str:
+    details = [line.split()[0] for line in ss.splitlines() if line.startswith("\t")]
+    assert len(details) == 1, ss
+    return details[0]
+
+
+@REAL_NODES[0]
+@REAL_NODES[1]
+@pytest.mark.parametrize("algorithm", ["cubic", "reno"])
+def test_the_route_sets_it_on_both_ends(prefix: str, algorithm: str) -> None:
+    build_network(prefix, [0, 1], [0, 0], [0, 0], algorithm)
+    assert _algorithms(prefix) == (algorithm, algorithm)

@@ -1,0 +1,49 @@
+"""The testbed's /proc counters of a node process (`backends/testbed/resources.py`),
+checked on this test's own process, whose syscalls and sleeps are known."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+
+from gossiplab.backends.testbed.resources import process_counts
+
+
+def test_read_syscalls_count_each_read() -> None:
+    read_fd, write_fd = os.pipe()
+    os.write(write_fd, b"x" * 10)
+    before = process_counts(os.getpid())
+    for _ in range(10):
+        os.read(read_fd, 1)  # one read(2) each
+    after = process_counts(os.getpid())
+    os.close(read_fd)
+    os.close(write_fd)
+    assert before is not None and after is not None
+    assert after[0] - before[0] >= 10
+
+
+def test_switches_are_summed_over_every_thread() -> None:
+    # A thread that sleeps blocks: a voluntary switch of that thread, which the process's
+    # own /proc/PID/status (its main thread) would not count.
+    before = process_counts(os.getpid())
+    slept, done = threading.Event(), threading.Event()
+
+    def sleep() -> None:
+        for _ in range(20):
+            time.sleep(0.001)
+        slept.set()
+        done.wait()  # alive while counted: an exited thread leaves /proc/PID/task
+
+    sleeper = threading.Thread(target=sleep)
+    sleeper.start()
+    slept.wait()
+    counts = process_counts(os.getpid())
+    done.set()
+    sleeper.join()
+    assert before is not None and counts is not None
+    assert counts[2] - before[2] >= 20
+
+
+def test_a_process_that_is_gone_has_no_counts() -> None:
+    assert process_counts(2**22 + 1) is None  # above Linux's pid_max
