@@ -111,6 +111,23 @@ def fit(rows: pl.DataFrame, terms: list[str]) -> tuple[dict[str, float], pl.Data
     return dict(zip(terms, coef.tolist(), strict=True)), per_run
 
 
+def counts(rows: pl.DataFrame) -> None:
+    """Per run: the nodes' CPU, the copies received, and CPU and counts per copy received."""
+    per_run = rows.group_by("run", maintain_order=True).agg(
+        pl.col("cpu_s").sum(),
+        (pl.col("copies").sum() / 2).alias("received"),
+        *[pl.col(c).sum() for c in COUNTS[1:]],
+    )
+    print("run: node CPU, copies received; per copy: CPU, reads, writes, voluntary switches")
+    for r in per_run.iter_rows(named=True):
+        per = {c: r[c] / r["received"] for c in COUNTS[1:]}
+        print(
+            f"  {r['run']:24s} {r['cpu_s']:6.2f} s {r['received']:8,.0f} "
+            f"{r['cpu_s'] / r['received'] * 1e6:5.0f} µs {per['read_syscalls']:5.2f} "
+            f"{per['write_syscalls']:5.2f} {per['voluntary_switches']:5.2f}"
+        )
+
+
 def report(rows: pl.DataFrame, terms: list[str]) -> None:
     costs, per_run = fit(rows, terms)
     print("fit: " + ", ".join(f"{name} {value:.2f} µs" for name, value in costs.items()))
@@ -137,6 +154,7 @@ def main() -> None:
     for folder, (_, idle) in zip(args.results, measured, strict=True):
         print(f"idle CPU per node before publishing, {folder.name}: {idle * 1e3:.2f} ms/s")
     rows = pl.concat([r for r, _ in measured])
+    counts(rows)
     small = rows.filter(pl.col("kb") < LARGE_KB_PER_COPY * pl.col("copies"))
     rest = small.with_columns(
         cpu_s=pl.col("cpu_s")

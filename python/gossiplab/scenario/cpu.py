@@ -21,6 +21,7 @@ US = 1_000
 # Costs measured on real go-libp2p v0.51.0 / go-libp2p-pubsub v0.17.0 nodes (TCP, noise,
 # yamux) on this project's 2-core machine: docs/network-calibration.md, "CPU costs".
 # `per_copy` depends on the signing policy: without signatures nothing is verified.
+# Unconfined nodes ran with GOMAXPROCS = 2, the machine's CPUs.
 MEASURED: dict[str, int] = {
     "per_rpc_received": 0,
     "per_kb_received": 6 * US,
@@ -33,6 +34,13 @@ MEASURED: dict[str, int] = {
     "per_kb_sent": 6 * US,
     "per_publish": 29 * US,
 }
+# Nodes confined to one CPU run with GOMAXPROCS = 1 (runtime/os_linux.go:getCPUCount
+# counts the affinity mask). Their goroutine hand-offs wake no other thread: with one P
+# there is no idle P for runtime/proc.go:wakep (called by ready) to start an M for
+# (pidlegetSpinning finds none: the waker holds the only P), so a reader's
+# wake-up costs less: two read syscalls of 13.8 µs, fitted as for MEASURED with the same
+# costs of bytes, signatures and writes (docs/network-calibration.md, "On one P").
+MEASURED_ONE_P: dict[str, int] = {**MEASURED, "per_read_wakeup": 28 * US}
 MEASURED_PER_COPY = {"strict-sign": 84 * US, "strict-no-sign": 0}
 COST_FIELDS = (
     "per_copy",
@@ -94,13 +102,30 @@ def kernel_time_slice(cores: int) -> int:
     return 750 * US * (1 + min(cores, 8).bit_length() - 1)
 
 
+def measured_costs(cores: int) -> dict[str, int]:
+    """The measured costs for a host of `cores`: a node there runs with GOMAXPROCS = cores
+    (go's default), and one P was measured apart from two. More than 2 was not measured
+    (the machine has 2 CPUs): such hosts get the costs of 2."""
+    return MEASURED_ONE_P if cores == 1 else MEASURED
+
+
 def fill_measured(data: dict[str, Any]) -> dict[str, Any]:
-    """A scenario's raw data with `cpu.costs = "measured"` written out as the costs."""
+    """A scenario's raw data with `cpu.costs = "measured"` written out as the costs of
+    its hosts' cores (`cores`, default 1)."""
     cpu = data.get("cpu")
     if not isinstance(cpu, dict) or cpu.get("costs") != "measured":
         return data
     protocol = data.get("protocol") if isinstance(data.get("protocol"), dict) else {}
     signing = protocol.get("signing", "strict-sign")
-    measured = {name: f"{ns}ns" for name, ns in MEASURED.items()}
+    costs = measured_costs(_cores(cpu.get("cores", 1)))
+    measured = {name: f"{ns}ns" for name, ns in costs.items()}
     per_copy = MEASURED_PER_COPY.get(signing, MEASURED_PER_COPY["strict-sign"])
     return {**data, "cpu": {**measured, "per_copy": f"{per_copy}ns", **cpu}}
+
+
+def _cores(raw: Any) -> int:
+    # Bad values are the schema's to report (cpu.cores); here they pick either set.
+    try:
+        return int(raw)
+    except (TypeError, ValueError):
+        return 1
