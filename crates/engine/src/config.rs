@@ -55,6 +55,10 @@ pub struct CpuConfig {
     /// Each time a peer's reading goroutine wakes up (goes from waiting on the network
     /// to runnable), shared by every RPC it then reads before it waits again.
     pub per_read_wakeup_ns: Time,
+    /// Each time a node with nothing to run gets work: its thread woken from the
+    /// blocking `netpoll` (`runtime/proc.go:findRunnable`), shared by all the work it
+    /// does before it idles again (`cpu.rs`, `node_wakeup`).
+    pub per_node_wakeup_ns: Time,
     pub per_rpc_sent_ns: Time,
     pub per_kb_sent_ns: Time,
     /// Added to each node's `cpu_per_message_ns` for every validated copy.
@@ -69,6 +73,7 @@ pub struct CpuConfig {
     pub sigma_per_copy: Option<f64>,
     pub sigma_per_publish: Option<f64>,
     pub sigma_per_read_wakeup: Option<f64>,
+    pub sigma_per_node_wakeup: Option<f64>,
     /// The kernel's time slice on a host whose nodes outnumber its cores (`slices.rs`);
     /// unset: Linux's default for the host's cores.
     pub time_slice_ns: Option<Time>,
@@ -76,7 +81,7 @@ pub struct CpuConfig {
 
 impl CpuConfig {
     /// Each cost's own sigma, `sigma` where it has none.
-    pub fn sigmas(&self) -> [(&'static str, f64); 7] {
+    pub fn sigmas(&self) -> [(&'static str, f64); 8] {
         let own = |s: Option<f64>| s.unwrap_or(self.sigma);
         [
             ("sigma_per_rpc_received", own(self.sigma_per_rpc_received)),
@@ -86,6 +91,7 @@ impl CpuConfig {
             ("sigma_per_copy", own(self.sigma_per_copy)),
             ("sigma_per_publish", own(self.sigma_per_publish)),
             ("sigma_per_read_wakeup", own(self.sigma_per_read_wakeup)),
+            ("sigma_per_node_wakeup", own(self.sigma_per_node_wakeup)),
         ]
     }
 }
@@ -98,6 +104,7 @@ impl Default for CpuConfig {
             per_rpc_received_ns: 0,
             per_kb_received_ns: 0,
             per_read_wakeup_ns: 0,
+            per_node_wakeup_ns: 0,
             per_rpc_sent_ns: 0,
             per_kb_sent_ns: 0,
             per_copy_ns: 0,
@@ -110,6 +117,7 @@ impl Default for CpuConfig {
             sigma_per_copy: None,
             sigma_per_publish: None,
             sigma_per_read_wakeup: None,
+            sigma_per_node_wakeup: None,
             time_slice_ns: None,
         }
     }

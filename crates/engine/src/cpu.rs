@@ -22,6 +22,8 @@
 //!   framing, the write syscall), in the peer's writer goroutine
 //!   (`comm.go:handleSendingMessages`), which pops the next RPC from the peer's 32-RPC
 //!   queue (`rpc_queue.go:Pop`) only when the previous `writeRPC` returned;
+//! - a wake-up of the node: `per_node_wakeup`, once each time a node with nothing to run
+//!   gets work (see `node_wakeup`);
 //! - a publication: `per_publish` (signing, `sign.go:signMessage`, plus whatever the
 //!   application computes before `topic.go:Publish` returns).
 //!
@@ -45,6 +47,7 @@ pub enum Cost {
     Copy = 4,
     Publish = 5,
     ReadWakeup = 6,
+    NodeWakeup = 7,
 }
 
 pub struct Cpu {
@@ -57,12 +60,12 @@ pub struct Cpu {
     /// When each directed link's reading goroutine (at its receiver) is next free.
     reader_free: Vec<Time>,
     /// Each cost's σ, and exp(−σ²/2): a lognormal's median over its mean.
-    sigma: [f64; 7],
+    sigma: [f64; 8],
     /// Some σ > 0 (else every cost is its mean, with no draw).
     spread: bool,
     /// One node per host, one core per host.
     own_core: bool,
-    median_over_mean: [f64; 7],
+    median_over_mean: [f64; 8],
     /// Hosts whose nodes outnumber their cores run them in time slices.
     slices: Option<Slices>,
     pub(crate) costs: CpuConfig,
@@ -180,6 +183,21 @@ impl Cpu {
         self.draw(node, self.costs.per_read_wakeup_ns, Cost::ReadWakeup)
     }
 
+    /// CPU time of one wake-up of `node`: it had nothing to run, and work arrived. With
+    /// nothing runnable, go's scheduler ends `runtime/proc.go:findRunnable` in the
+    /// blocking `netpoll(delay)` ("block until new work is available"; `stopm` for the
+    /// other Ms): the thread blocks in `epoll_pwait` and the kernel switches it out.
+    /// Data or a timer wakes it: the switch back in, `netpoll`'s return, `injectglist`
+    /// and the scheduler's way back to `execute`; the first syscall then wakes `sysmon`
+    /// from its deep sleep (`entersyscall` → `entersyscallWakeSysmon`, since
+    /// `sysmon` sleeps on `sched.sysmonnote` while every P is idle). None of it depends
+    /// on how much work the node then does before it idles again, so a busy node pays
+    /// it less often per copy. Charged with the first work of the wake-up.
+    #[inline]
+    fn node_wakeup(&mut self, node: u32) -> Time {
+        self.draw(node, self.costs.per_node_wakeup_ns, Cost::NodeWakeup)
+    }
+
     /// Run work taking `cost` for `node`, ready at `ready`, on a host that is not
     /// time-sliced: it takes the host's first free core after the work submitted before
     /// it. Returns when it is done.
@@ -190,9 +208,30 @@ impl Cpu {
         } else {
             self.core_of(node)
         };
+        let cost = if self.costs.per_node_wakeup_ns > 0 && self.idle_at(node, ready) {
+            cost + self.node_wakeup(node)
+        } else {
+            cost
+        };
         let done = ready.max(self.core_free[core]) + cost;
         self.core_free[core] = done;
         done
+    }
+
+    /// True if `node`, alone on its host (not time-sliced), has nothing to run at
+    /// `ready`: every core of its host finished its work before then. Work handed on
+    /// at the instant the last piece ends (an event at `core_free`) runs on without a
+    /// wake-up, as the goroutine that finished hands it on before the thread could
+    /// block. A host shared by several nodes without time slices is not charged: its
+    /// cores do not tell which node idles.
+    fn idle_at(&self, node: u32, ready: Time) -> bool {
+        if self.nodes_per_host != 1 {
+            return false;
+        }
+        let first = self.host_of(node) * self.cores;
+        self.core_free[first..first + self.cores]
+            .iter()
+            .all(|&free| free < ready)
     }
 
     /// The core of `node`'s host that frees up first.
@@ -225,6 +264,16 @@ impl Cpu {
                 .is_some_and(|s| s.waits_on_network(node, g));
         let cost = if woken {
             cost + self.read_wakeup(node)
+        } else {
+            cost
+        };
+        // A time-sliced node with no runnable goroutine and no data waiting for the
+        // netpoller is not on a core nor in its host's run queue (`slices.rs`): this work
+        // wakes it (`node_wakeup`).
+        let idle =
+            self.costs.per_node_wakeup_ns > 0 && self.slices.as_ref().is_some_and(|s| s.idle(node));
+        let cost = if idle {
+            cost + self.node_wakeup(node)
         } else {
             cost
         };
@@ -283,6 +332,7 @@ impl Cpu {
         self.costs.per_rpc_received_ns > 0
             || self.costs.per_kb_received_ns > 0
             || self.costs.per_read_wakeup_ns > 0
+            || self.costs.per_node_wakeup_ns > 0
     }
 
     /// True if writing RPCs costs CPU.
@@ -383,5 +433,81 @@ mod tests {
         let mean = total as f64 / n as f64;
         // Mean of a lognormal with median m·e^(−σ²/2) is m; 200k draws: within 1 %.
         assert!((mean - 1_000.0).abs() < 10.0, "mean {mean}");
+    }
+
+    /// A node alone on its host, its wake-up 50 µs: (arrival, cost) pieces of work run
+    /// on the own-core path; when each is done.
+    fn own_core_runs(cores: u32, work: &[(Time, Time)]) -> Vec<Time> {
+        let config = CpuConfig {
+            cores,
+            per_node_wakeup_ns: 50_000,
+            ..CpuConfig::default()
+        };
+        let mut c = Cpu::new(&config, 1, 1);
+        work.iter().map(|&(at, cost)| c.run(0, at, cost)).collect()
+    }
+
+    #[test]
+    fn a_node_busy_when_work_arrives_is_woken_once() {
+        // Work at 1 ms wakes the idle node: 50 µs + 100 µs, done at 1.15 ms. Work at
+        // 1.1 ms finds it busy (runtime/proc.go:findRunnable never reached netpoll):
+        // no second wake-up, done at 1.25 ms.
+        let done = own_core_runs(1, &[(1_000_000, 100_000), (1_100_000, 100_000)]);
+        assert_eq!(done, [1_150_000, 1_250_000]);
+        // Work handed on as the last piece ends (an event at its end) runs on.
+        let done = own_core_runs(1, &[(1_000_000, 100_000), (1_150_000, 100_000)]);
+        assert_eq!(done, [1_150_000, 1_250_000]);
+    }
+
+    #[test]
+    fn a_node_idle_between_arrivals_is_woken_each_time() {
+        let done = own_core_runs(1, &[(1_000_000, 100_000), (2_000_000, 100_000)]);
+        assert_eq!(done, [1_150_000, 2_150_000]);
+        // Two cores: the node is idle only when both are; the second piece takes the
+        // free core while the first runs, and the node is awake.
+        let done = own_core_runs(2, &[(1_000_000, 100_000), (1_100_000, 100_000)]);
+        assert_eq!(done, [1_150_000, 1_200_000]);
+    }
+
+    /// Two nodes on a time-sliced host of one core, a node wake-up of 50 µs: node 0's
+    /// validator gets (arrival, cost) pieces; when each is done.
+    fn sliced_runs(work: &[(Time, Time)]) -> Vec<Time> {
+        let config = CpuConfig {
+            nodes_per_host: 2,
+            per_node_wakeup_ns: 50_000,
+            ..CpuConfig::default()
+        };
+        let mut c = Cpu::new(&config, 2, 1);
+        let mut queue = EventQueue::new(2);
+        for (i, &(at, _)) in work.iter().enumerate() {
+            queue.push(at, 1, Event::Publish { msg: i as u32 });
+        }
+        let mut done = vec![0; work.len()];
+        while let Some((t, event)) = queue.pop() {
+            match event {
+                Event::Publish { msg } => {
+                    let (g, cost) = (Goroutine::Validator, work[msg as usize].1);
+                    c.submit(&mut queue, 0, g, cost, Event::Signed { msg });
+                }
+                Event::CoreTick { host, core } => {
+                    if let Some(Event::Signed { msg }) = c.tick_finish(host, core, t) {
+                        done[msg as usize] = t;
+                    }
+                    c.tick_next(&mut queue, host, core);
+                }
+                _ => unreachable!(),
+            }
+        }
+        done
+    }
+
+    #[test]
+    fn a_time_sliced_node_is_woken_once_per_busy_stretch() {
+        // Busy from 1 ms (woken: 50 + 100 µs) when the second piece comes at 1.1 ms.
+        let busy = sliced_runs(&[(1_000_000, 100_000), (1_100_000, 100_000)]);
+        assert_eq!(busy, [1_150_000, 1_250_000]);
+        // Idle again at 1.15 ms: the piece at 2 ms wakes it once more.
+        let apart = sliced_runs(&[(1_000_000, 100_000), (2_000_000, 100_000)]);
+        assert_eq!(apart, [1_150_000, 2_150_000]);
     }
 }

@@ -97,6 +97,14 @@ impl Slices {
         self.procs[node as usize].process.waits_on_network(g)
     }
 
+    /// True if `node` has nothing to run: not on a core, not waiting for one. (A node
+    /// leaves its core only once its run queue is empty and the netpoller's data was
+    /// injected, `Process::idle_poll`, or its slice is used up, and then it waits.)
+    pub fn idle(&self, node: u32) -> bool {
+        let p = &self.procs[node as usize];
+        !p.running && !p.waiting
+    }
+
     /// `node`'s goroutine `g` has work of `cost` ready now; `event` happens when it is
     /// done. A node already on a core or waiting for one just queues it; an idle one
     /// takes a free core at once, or waits at the back of the run queue.

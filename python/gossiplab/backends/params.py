@@ -90,6 +90,7 @@ def engine_cpu(cpu: CpuConfig) -> dict[str, Any]:
         "per_rpc_received_ns": cpu.per_rpc_received,
         "per_kb_received_ns": cpu.per_kb_received,
         "per_read_wakeup_ns": cpu.per_read_wakeup,
+        "per_node_wakeup_ns": cpu.per_node_wakeup,
         "per_rpc_sent_ns": cpu.per_rpc_sent,
         "per_kb_sent_ns": cpu.per_kb_sent,
         "per_publish_ns": cpu.per_publish,

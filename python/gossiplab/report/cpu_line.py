@@ -50,6 +50,8 @@ def cpu_per_hop(s: Scenario) -> str:
     if not charged:
         return "none: no CPU cost is set ([cpu], network.cpu_per_message)"
     line = ", ".join(charged)
+    if cpu.per_node_wakeup:
+        line += f"; node wake-up {_us(cpu.per_node_wakeup)}"
     if cpu.per_publish:
         line += f"; publish {_us(cpu.per_publish)}"
     line += _spread(cpu.sigma, cpu.sigmas())

@@ -47,6 +47,7 @@ COST_FIELDS = (
     "per_rpc_received",
     "per_kb_received",
     "per_read_wakeup",
+    "per_node_wakeup",
     "per_rpc_sent",
     "per_kb_sent",
     "per_publish",
@@ -66,6 +67,9 @@ class CpuConfig(Section):
     # Each time a peer's reading goroutine wakes up from waiting on the network (read
     # syscalls, netpoller, scheduler), shared by the RPCs it then reads before it waits.
     per_read_wakeup: Duration = 0
+    # Each time a node with nothing to run gets work (its thread woken from the blocking
+    # netpoll), shared by all the work it does before it idles again.
+    per_node_wakeup: Duration = 0
     per_rpc_sent: Duration = 0
     per_kb_sent: Duration = 0  # per 1000 bytes written (encryption, framing)
     per_publish: Duration = 0  # signing, plus the application's own work (e.g. a proof)
@@ -76,6 +80,7 @@ class CpuConfig(Section):
     sigma_per_rpc_received: float | None = Field(default=None, ge=0, le=5)
     sigma_per_kb_received: float | None = Field(default=None, ge=0, le=5)
     sigma_per_read_wakeup: float | None = Field(default=None, ge=0, le=5)
+    sigma_per_node_wakeup: float | None = Field(default=None, ge=0, le=5)
     sigma_per_rpc_sent: float | None = Field(default=None, ge=0, le=5)
     sigma_per_kb_sent: float | None = Field(default=None, ge=0, le=5)
     sigma_per_publish: float | None = Field(default=None, ge=0, le=5)
