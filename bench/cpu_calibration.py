@@ -13,12 +13,22 @@ least squares of relative errors over every node of every run, as
 
     per_rpc × (copies received + sent) [+ per_read × read syscalls]
 
-and prints each fit with its error per run (and, for comparison, a fit per voluntary
-context switch). A per-RPC cost below 0 is not told from 0: the fit is redone without it.
+and prints each fit with its error per run, then the same with voluntary context switches
+in place of read syscalls. A per-RPC cost below 0 is not told from 0: the fit is redone
+without it.
 The wake-up of a reading goroutine is two read syscalls (`internal/poll/fd_unix.go:
 FD.Read`: the read that finds no data and parks the goroutine on the netpoller, and the
 read after the netpoller wakes it), so `per_read_wakeup` = 2 × `per_read`. It also
 prints the idle CPU of a node (per second, before the first publication).
+
+A voluntary switch is a thread of the node blocking. With one P (nodes confined to one
+CPU) a node that runs out of work takes at least two: its only running thread blocks in
+the blocking `netpoll` (`runtime/proc.go:findRunnable`), and `sysmon`, which its first
+syscall after the wake-up woke from its deep sleep (`entersyscall`), goes back to sleep
+on `sched.sysmonnote` once every P is idle (`runtime/proc.go:sysmon`). So the node's
+wake-up (`per_node_wakeup`, one per idle-to-busy cycle) = 2 × the cost per switch; the
+rest of the switches (sysmon's `usleep` while the node runs) follow the time it is busy
+and are left to the fit's other terms.
 
     .venv/bin/python bench/cpu_calibration.py RESULTS...
 """
@@ -34,6 +44,7 @@ import polars as pl
 
 COUNTS = ("cpu_s", "read_syscalls", "write_syscalls", "voluntary_switches")
 READS_PER_WAKEUP = 2
+SWITCHES_PER_WAKEUP = 2
 # From the profiles (docs/network-calibration.md): chacha20-poly1305 per kB each way, and
 # ed25519's share of a signed run's CPU per copy validated.
 PER_KB_US = 6.0
@@ -141,6 +152,9 @@ def report(rows: pl.DataFrame, terms: list[str]) -> None:
     if "read_syscalls" in costs:
         wakeup = READS_PER_WAKEUP * costs["read_syscalls"]
         print(f"  per_read_wakeup = {READS_PER_WAKEUP} × per_read = {wakeup:.1f} µs")
+    if "voluntary_switches" in costs:
+        wakeup = SWITCHES_PER_WAKEUP * costs["voluntary_switches"]
+        print(f"  per_node_wakeup = {SWITCHES_PER_WAKEUP} × per switch = {wakeup:.1f} µs")
 
 
 def main() -> None:
@@ -171,14 +185,18 @@ def main() -> None:
     )
     print("\nCPU per copy a constant:")
     report(rest, ["copies"])
-    print("\nwith a cost per voluntary context switch (for comparison):")
-    report(rest, ["copies", "voluntary_switches"])
-    print("\nwith a cost per read syscall:")
-    costs, _ = fit(rest, ["copies", "read_syscalls"])
-    terms = ["copies", "read_syscalls"] if costs["copies"] >= 0 else ["read_syscalls"]
+    for count in ("read_syscalls", "voluntary_switches"):
+        print(f"\nwith a cost per {count}:")
+        report_with(rest, count)
+
+
+def report_with(rows: pl.DataFrame, count: str) -> None:
+    """The fit per copy and per `count`, without the per-copy term if it comes out < 0."""
+    costs, _ = fit(rows, ["copies", count])
+    terms = ["copies", count] if costs["copies"] >= 0 else [count]
     if len(terms) == 1:
         print(f"(per copy {costs['copies']:.1f} µs < 0: not told from 0, refitted without it)")
-    report(rest, terms)
+    report(rows, terms)
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ from gossiplab.errors import ScenarioError
 from gossiplab.report.cpu_line import cpu_per_hop
 from gossiplab.runner import run
 from gossiplab.scenario import parse_scenario
-from gossiplab.scenario.cpu import MEASURED, MEASURED_PER_COPY
+from gossiplab.scenario.cpu import MEASURED_ONE_P, MEASURED_PER_COPY
 
 HERE = Path(__file__).parent
 
@@ -21,7 +21,7 @@ HERE = Path(__file__).parent
 def test_measured_costs_follow_the_signing_policy_and_yield_to_given_ones() -> None:
     signed = parse_scenario({"cpu": {"costs": "measured"}}, HERE).cpu
     assert signed.per_copy == MEASURED_PER_COPY["strict-sign"] > 0
-    assert signed.per_rpc_sent == MEASURED["per_rpc_sent"]
+    assert signed.per_rpc_sent == MEASURED_ONE_P["per_rpc_sent"]  # cores defaults to 1
     unsigned = parse_scenario(
         {
             "cpu": {"costs": "measured", "per_publish": "1ms"},

@@ -28,6 +28,7 @@ MEASURED: dict[str, int] = {
     # Two read syscalls of 31 µs: the 33.4 µs per read fitted with no cost per write,
     # less the 2.5 µs per read the 4 µs per write below takes (docs/network-calibration.md).
     "per_read_wakeup": 62 * US,
+    "per_node_wakeup": 0,
     # The profiles' write path (write syscall, Noise, yamux) is 9.0-9.3 µs per write
     # syscall at 100 msg/s, one per RPC; less the 6 µs per kB of the ~0.9 kB written.
     "per_rpc_sent": 4 * US,
@@ -37,10 +38,19 @@ MEASURED: dict[str, int] = {
 # Nodes confined to one CPU run with GOMAXPROCS = 1 (runtime/os_linux.go:getCPUCount
 # counts the affinity mask). Their goroutine hand-offs wake no other thread: with one P
 # there is no idle P for runtime/proc.go:wakep (called by ready) to start an M for
-# (pidlegetSpinning finds none: the waker holds the only P), so a reader's
-# wake-up costs less: two read syscalls of 13.8 µs, fitted as for MEASURED with the same
-# costs of bytes, signatures and writes (docs/network-calibration.md, "On one P").
-MEASURED_ONE_P: dict[str, int] = {**MEASURED, "per_read_wakeup": 28 * US}
+# (pidlegetSpinning finds none: the waker holds the only P). Their threads block when
+# the node has nothing to run (runtime/proc.go:findRunnable, the blocking netpoll), and
+# the CPU beyond bytes, signatures and writes fits voluntary context switches (11.0 µs
+# each, + 1.75 µs per copy received or sent) better than read syscalls: the node's
+# wake-up is two switches (bench/cpu_calibration.py), and replaces the reader's
+# (docs/network-calibration.md, "On one P").
+MEASURED_ONE_P: dict[str, int] = {
+    **MEASURED,
+    "per_read_wakeup": 0,
+    "per_node_wakeup": 22 * US,
+    "per_rpc_received": 1_750,
+    "per_rpc_sent": MEASURED["per_rpc_sent"] + 1_750,
+}
 MEASURED_PER_COPY = {"strict-sign": 84 * US, "strict-no-sign": 0}
 COST_FIELDS = (
     "per_copy",
