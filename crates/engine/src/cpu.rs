@@ -63,6 +63,9 @@ pub struct Cpu {
     /// One node per host, one core per host.
     own_core: bool,
     median_over_mean: [f64; 7],
+    /// Reading, writing RPCs costs CPU (asked once per RPC, so kept).
+    charges_receiving: bool,
+    charges_sending: bool,
     /// Hosts whose nodes outnumber their cores run them in time slices.
     slices: Option<Slices>,
     pub(crate) costs: CpuConfig,
@@ -98,6 +101,10 @@ impl Cpu {
             own_core: per_host == 1 && cores == 1,
             median_over_mean: sigma.map(|s| (-s * s / 2.0).exp()),
             slices,
+            charges_receiving: config.per_rpc_received_ns > 0
+                || config.per_kb_received_ns > 0
+                || config.per_read_wakeup_ns > 0,
+            charges_sending: config.per_rpc_sent_ns > 0 || config.per_kb_sent_ns > 0,
             costs: config.clone(),
         }
     }
@@ -279,15 +286,15 @@ impl Cpu {
     }
 
     /// True if reading RPCs costs CPU.
+    #[inline]
     pub fn charges_receiving(&self) -> bool {
-        self.costs.per_rpc_received_ns > 0
-            || self.costs.per_kb_received_ns > 0
-            || self.costs.per_read_wakeup_ns > 0
+        self.charges_receiving
     }
 
     /// True if writing RPCs costs CPU.
+    #[inline]
     pub fn charges_sending(&self) -> bool {
-        self.costs.per_rpc_sent_ns > 0 || self.costs.per_kb_sent_ns > 0
+        self.charges_sending
     }
 }
 

@@ -260,6 +260,9 @@ impl EventQueue {
 
     /// Make the smallest key of bucket (level, digit), the first non-empty one, the new
     /// `last`, and spread the bucket over the lower ones. Bucket 0 is empty then.
+    /// Not inlined: its loop would make every pop save and restore registers, though
+    /// most pops find bucket 0 ready.
+    #[inline(never)]
     fn redistribute(&mut self, level: usize, digit: usize) {
         let i = bucket(level, digit);
         self.buckets[0].clear();
@@ -298,6 +301,7 @@ impl EventQueue {
     }
 
     /// Remove the earliest event if it is due by `until`, and advance the clock to it.
+    #[inline]
     pub fn pop_due(&mut self, until: Time) -> Option<(Time, Event)> {
         if !self.ready() {
             // One look for the first non-empty bucket, for the test and the pop.
