@@ -129,6 +129,12 @@ impl Cpu {
         if !self.spread {
             return mean;
         }
+        self.draw_spread(node, mean, cost)
+    }
+
+    /// `draw` when some σ > 0: out of line, so that exact costs need no call.
+    #[inline(never)]
+    fn draw_spread(&mut self, node: u32, mean: Time, cost: Cost) -> Time {
         let sigma = self.sigma[cost as usize];
         if mean == 0 || sigma == 0.0 {
             return mean;
