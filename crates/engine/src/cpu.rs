@@ -66,6 +66,9 @@ pub struct Cpu {
     /// One node per host, one core per host.
     own_core: bool,
     median_over_mean: [f64; 8],
+    /// Reading, writing RPCs costs CPU (asked once per RPC, so kept).
+    charges_receiving: bool,
+    charges_sending: bool,
     /// Hosts whose nodes outnumber their cores run them in time slices.
     slices: Option<Slices>,
     pub(crate) costs: CpuConfig,
@@ -101,6 +104,11 @@ impl Cpu {
             own_core: per_host == 1 && cores == 1,
             median_over_mean: sigma.map(|s| (-s * s / 2.0).exp()),
             slices,
+            charges_receiving: config.per_rpc_received_ns > 0
+                || config.per_kb_received_ns > 0
+                || config.per_read_wakeup_ns > 0
+                || config.per_node_wakeup_ns > 0,
+            charges_sending: config.per_rpc_sent_ns > 0 || config.per_kb_sent_ns > 0,
             costs: config.clone(),
         }
     }
@@ -125,6 +133,12 @@ impl Cpu {
         if !self.spread {
             return mean;
         }
+        self.draw_spread(node, mean, cost)
+    }
+
+    /// `draw` when some σ > 0: out of line, so that exact costs need no call.
+    #[inline(never)]
+    fn draw_spread(&mut self, node: u32, mean: Time, cost: Cost) -> Time {
         let sigma = self.sigma[cost as usize];
         if mean == 0 || sigma == 0.0 {
             return mean;
@@ -328,16 +342,15 @@ impl Cpu {
     }
 
     /// True if reading RPCs costs CPU.
+    #[inline]
     pub fn charges_receiving(&self) -> bool {
-        self.costs.per_rpc_received_ns > 0
-            || self.costs.per_kb_received_ns > 0
-            || self.costs.per_read_wakeup_ns > 0
-            || self.costs.per_node_wakeup_ns > 0
+        self.charges_receiving
     }
 
     /// True if writing RPCs costs CPU.
+    #[inline]
     pub fn charges_sending(&self) -> bool {
-        self.costs.per_rpc_sent_ns > 0 || self.costs.per_kb_sent_ns > 0
+        self.charges_sending
     }
 }
 
