@@ -18,7 +18,6 @@ from __future__ import annotations
 import hashlib
 import importlib.machinery
 import importlib.util
-import json
 import pickle
 import sys
 import time
@@ -29,7 +28,7 @@ from typing import Any
 
 
 def prepare(scenario: str, out: str, measured: str = "") -> None:
-    from gossiplab.backends.model import _le, engine_config
+    from gossiplab.backends.model import engine_args
     from gossiplab.scenario import parse_scenario
     from gossiplab.topology import build_topology
     from gossiplab.workload import build_schedule, end_time_ns
@@ -41,18 +40,8 @@ def prepare(scenario: str, out: str, measured: str = "") -> None:
     topo = build_topology(s)
     sched = build_schedule(s, topo.nodes)
     end = end_time_ns(s, sched)
-    cfg = engine_config(s, topo.nodes, end, sched)
-    args = (
-        json.dumps(cfg),
-        _le(topo.edges.reshape(-1), "u4"),
-        _le(sched.t_intended_ns, "u8"),
-        _le(sched.publisher, "u4"),
-        _le(sched.size, "u4"),
-        _le(sched.topic, "u2"),
-        _le(sched.batch, "u4"),
-    )
     with open(out, "wb") as f:
-        pickle.dump((args, end), f)
+        pickle.dump((engine_args(s, topo, sched, end), end), f)
 
 
 def load_engine(so: str) -> ModuleType:

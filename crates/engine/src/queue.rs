@@ -343,12 +343,7 @@ impl EventQueue {
         }
         self.buckets[0].clear();
         self.head = 0;
-        let time = entry.key >> RANK_BITS;
-        assert!(time >= self.now, "time ran backwards");
-        self.now = time;
-        self.len -= 1;
-        self.popped += 1;
-        (time, entry.event)
+        self.advance(entry)
     }
 
     /// Take the entry at the head of bucket 0 (which holds one) and advance the clock.
@@ -360,6 +355,12 @@ impl EventQueue {
             self.buckets[0].clear(); // keep the vector's room for the next instant
             self.head = 0;
         }
+        self.advance(entry)
+    }
+
+    /// The clock moves to a taken entry's time.
+    #[inline(always)]
+    fn advance(&mut self, entry: Entry) -> (Time, Event) {
         let time = entry.key >> RANK_BITS;
         assert!(time >= self.now, "time ran backwards");
         self.now = time;

@@ -213,21 +213,28 @@ def check_direct_peers(s: Scenario, topology: Topology) -> None:
         raise ScenarioError(problems)
 
 
+def engine_args(
+    s: Scenario, topology: Topology, schedule: Schedule, end_ns: int
+) -> tuple[Any, ...]:
+    """The arguments of `gossiplab._engine.Engine` for a scenario: its config, as JSON,
+    and the topology's and schedule's arrays, little-endian."""
+    return (
+        json.dumps(engine_config(s, topology.nodes, end_ns, schedule)),
+        _le(topology.edges.reshape(-1), "u4"),
+        _le(schedule.t_intended_ns, "u8"),
+        _le(schedule.publisher, "u4"),
+        _le(schedule.size, "u4"),
+        _le(schedule.topic, "u2"),
+        _le(schedule.batch, "u4"),
+    )
+
+
 def start_engine(s: Scenario, topology: Topology, schedule: Schedule, end_ns: int) -> Any:
     """A ready-to-run engine (`gossiplab._engine.Engine`)."""
     check_supported(s)
     check_direct_peers(s, topology)
-    config = engine_config(s, topology.nodes, end_ns, schedule)
     try:
-        return _engine.Engine(
-            json.dumps(config),
-            _le(topology.edges.reshape(-1), "u4"),
-            _le(schedule.t_intended_ns, "u8"),
-            _le(schedule.publisher, "u4"),
-            _le(schedule.size, "u4"),
-            _le(schedule.topic, "u2"),
-            _le(schedule.batch, "u4"),
-        )
+        return _engine.Engine(*engine_args(s, topology, schedule, end_ns))
     except _engine.EngineError as err:  # the engine's own invariants; Python checks come first
         refusal = Problem(err.field, f"the engine refused the scenario: {err.reason}")
         raise ScenarioError([refusal]) from err
