@@ -12,6 +12,7 @@
 //! and act only through their outbox (`outbox`). Both read the kind table (`control`).
 
 pub mod aggregate;
+pub mod chan;
 pub mod config;
 pub mod control;
 pub mod cpu;
@@ -39,6 +40,7 @@ mod setup;
 pub mod sim;
 pub mod slices;
 mod split;
+pub mod stream_window;
 mod topics;
 pub mod transport;
 mod uplink_window;
