@@ -53,6 +53,9 @@ pub enum Goroutine {
     Validator,
     /// Signs the node's publications.
     Publisher,
+    /// pubsub's event loop (`pubsub.go:processLoop`): handles incoming RPCs and
+    /// validated messages (`event_loop.rs`).
+    Loop,
 }
 
 /// A piece of CPU work: what happens when it is done, and the CPU time it still needs.
@@ -66,6 +69,9 @@ struct Routine {
     pieces: VecDeque<Piece>,
     /// In the run queue.
     runnable: bool,
+    /// Parked on a full channel (`chan.rs`): keeps its work, but does not run it
+    /// until the receiver lets it in (`unblock`).
+    blocked: bool,
 }
 
 /// A node's goroutines and their run queue.
@@ -94,13 +100,14 @@ impl Process {
                     id,
                     pieces: VecDeque::new(),
                     runnable: false,
+                    blocked: false,
                 });
                 self.routines.len() - 1
             }
         };
         let r = &mut self.routines[i];
         r.pieces.push_back(Piece { event, left: cost });
-        if !r.runnable {
+        if !r.runnable && !r.blocked {
             r.runnable = true;
             self.run_queue.push_back(i as u32);
         }
@@ -112,9 +119,44 @@ impl Process {
     }
 
     /// True if reading goroutine `id` waits on the network with nothing arrived for it:
-    /// data arriving now wakes it (`per_read_wakeup`).
+    /// data arriving now wakes it (`per_read_wakeup`). A blocked one waits on a channel,
+    /// and reads what arrived meanwhile without waiting on the network.
     pub fn waits_on_network(&self, id: Goroutine) -> bool {
-        !self.runnable(id) && !self.netpoll.iter().any(|(g, _)| *g == id)
+        !self.runnable(id) && !self.blocked(id) && !self.netpoll.iter().any(|(g, _)| *g == id)
+    }
+
+    /// True if goroutine `id` is parked on a full channel.
+    pub fn blocked(&self, id: Goroutine) -> bool {
+        self.routines.iter().any(|r| r.id == id && r.blocked)
+    }
+
+    /// The running goroutine `id` parks on a full channel (`runtime/chan.go:chansend`
+    /// → `gopark`), during the event of its piece: at `settle` it leaves the run queue,
+    /// keeping its work.
+    pub fn block(&mut self, id: Goroutine) {
+        let front = self
+            .run_queue
+            .front()
+            .map(|&i| self.routines[i as usize].id);
+        debug_assert_eq!(front, Some(id), "only the running goroutine blocks itself");
+        if let Some(r) = self.routines.iter_mut().find(|r| r.id == id) {
+            r.blocked = true;
+        }
+    }
+
+    /// The channel's receiver let blocked goroutine `id` in (`runtime/chan.go:recv` →
+    /// `goready`): it is runnable again if it has work. (Go puts it in `runnext`; here
+    /// it goes to the back of the run queue, as every goroutine that becomes runnable.)
+    pub fn unblock(&mut self, id: Goroutine) {
+        let Some(i) = self.routines.iter().position(|r| r.id == id && r.blocked) else {
+            return;
+        };
+        let r = &mut self.routines[i];
+        r.blocked = false;
+        if !r.pieces.is_empty() && !r.runnable {
+            r.runnable = true;
+            self.run_queue.push_back(i as u32);
+        }
     }
 
     /// Data of `cost` arrived at `now` for reading goroutine `id`. A runnable reader
@@ -192,7 +234,7 @@ impl Process {
             return;
         };
         let r = &mut self.routines[front as usize];
-        if r.pieces.is_empty() {
+        if r.pieces.is_empty() || r.blocked {
             r.runnable = false;
             self.run_queue.pop_front();
             self.turn = 0;
@@ -289,6 +331,60 @@ mod tests {
         assert_eq!(tick(&mut p, 1_000_000, 11_000_000), Some(r));
         assert_eq!(tick(&mut p, GO_TURN, 21_000_000), None);
         assert_eq!(tick(&mut p, 5_000_000, 26_000_000), Some(v));
+    }
+
+    #[test]
+    fn a_blocked_reader_keeps_its_data_and_runs_only_once_let_in() {
+        // Reader 1 reads an RPC (1 µs) and parks on a full channel in that piece's
+        // event (runtime/chan.go:chansend → gopark), with a second RPC read for it: that
+        // is kept, not run, until the loop's receive lets the reader in (chan.go:recv →
+        // goready); it then reads it without a wake-up.
+        let (r1, r2, l1) = (
+            Event::Signed { msg: 1 },
+            Event::Signed { msg: 2 },
+            Event::Signed { msg: 3 },
+        );
+        let reader = Goroutine::Reader(1);
+        let mut p = Process::default();
+        p.arrive(reader, 1_000, r1, 0);
+        p.arrive(reader, 1_000, r2, 0);
+        assert_eq!(p.run_for(1_000), Some(r1));
+        p.block(reader);
+        p.settle();
+        p.idle_poll();
+        assert!(p.blocked(reader));
+        assert!(
+            !p.has_work(),
+            "a blocked reader does not run the data it has"
+        );
+        assert!(!p.waits_on_network(reader), "nor does data wake it");
+        p.push(Goroutine::Loop, 2_000, l1);
+        assert_eq!(tick(&mut p, 0, 5_000), None);
+        assert_eq!(
+            p.until_tick(),
+            2_000,
+            "the loop runs, the reader stays parked"
+        );
+        p.unblock(reader);
+        assert_eq!(tick(&mut p, 2_000, 7_000), Some(l1));
+        assert!(!p.blocked(reader) && p.runnable(reader));
+        assert_eq!(tick(&mut p, 1_000, 8_000), Some(r2));
+        assert!(!p.has_work() && p.waits_on_network(reader));
+    }
+
+    #[test]
+    fn a_goroutine_let_in_with_nothing_to_do_waits_again() {
+        let mut p = Process::default();
+        let (r1, l1) = (Event::Signed { msg: 1 }, Event::Signed { msg: 2 });
+        let reader = Goroutine::Reader(4);
+        p.arrive(reader, 1_000, r1, 0);
+        assert_eq!(p.run_for(1_000), Some(r1));
+        p.block(reader);
+        p.settle();
+        p.push(Goroutine::Loop, 1_000, l1);
+        p.unblock(reader);
+        assert!(!p.runnable(reader) && !p.blocked(reader));
+        assert!(p.waits_on_network(reader));
     }
 
     #[test]
