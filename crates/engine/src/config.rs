@@ -77,6 +77,11 @@ pub struct CpuConfig {
     /// The kernel's time slice on a host whose nodes outnumber its cores (`slices.rs`);
     /// unset: Linux's default for the host's cores.
     pub time_slice_ns: Option<Time>,
+    /// Model pubsub's event loop (`event_loop.rs`): readers hand RPCs to it through a
+    /// 32-slot channel and block when it is full. Time-sliced hosts only.
+    pub event_loop: bool,
+    /// The event loop's work per RPC (`pubsub.go:handleIncomingRPC`).
+    pub per_rpc_loop_ns: Time,
 }
 
 impl CpuConfig {
@@ -119,6 +124,8 @@ impl Default for CpuConfig {
             sigma_per_read_wakeup: None,
             sigma_per_node_wakeup: None,
             time_slice_ns: None,
+            event_loop: false,
+            per_rpc_loop_ns: 0,
         }
     }
 }
@@ -568,6 +575,18 @@ impl Config {
                     format!("{name} must be >= 0"),
                 ));
             }
+        }
+        if cpu.event_loop && cpu.nodes_per_host <= cpu.cores {
+            return Err(EngineError::config(
+                "cpu.event_loop",
+                "event_loop is modelled on time-sliced hosts only: set nodes_per_host above cores, or event_loop = false",
+            ));
+        }
+        if cpu.event_loop && !self.faults.is_empty() {
+            return Err(EngineError::config(
+                "cpu.event_loop",
+                "event_loop does not model nodes going down yet: remove the faults, or event_loop = false",
+            ));
         }
         if cpu.time_slice_ns == Some(0) {
             return Err(EngineError::config(

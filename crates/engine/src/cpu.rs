@@ -335,6 +335,24 @@ impl Cpu {
         done
     }
 
+    /// `node`'s running goroutine `g` parks on a full channel (`goroutines.rs`).
+    pub fn block(&mut self, node: u32, g: Goroutine) {
+        let slices = self
+            .slices
+            .as_mut()
+            .expect("channels on time-sliced hosts only");
+        slices.process(node).block(g);
+    }
+
+    /// `node`'s parked goroutine `g` is let in by the channel's receiver.
+    pub fn unblock(&mut self, node: u32, g: Goroutine) {
+        let slices = self
+            .slices
+            .as_mut()
+            .expect("channels on time-sliced hosts only");
+        slices.process(node).unblock(g);
+    }
+
     /// A node's validation workers: go starts one per CPU of its machine
     /// (`validation.go:newValidation`, `runtime.NumCPU()`).
     pub fn validate_workers(&self) -> usize {

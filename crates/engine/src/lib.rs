@@ -18,6 +18,7 @@ pub mod control;
 pub mod cpu;
 mod dial;
 pub mod error;
+mod event_loop;
 mod faults;
 pub mod goroutines;
 pub mod histogram;

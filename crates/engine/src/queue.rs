@@ -60,6 +60,9 @@ pub enum Event {
     Up { node: u32 },
     /// The reading goroutine of `link`'s receiver finished decoding RPC `rpc` (CPU).
     Decoded { link: u32, rpc: u32 },
+    /// The reading goroutine of `link`'s receiver finished decoding RPC `rpc` and hands
+    /// it to the node's event loop (`event_loop.rs`).
+    Read { link: u32, rpc: u32 },
     /// The writer goroutine of `link` finished encoding its RPC (CPU).
     Encoded { link: u32 },
     /// The publisher of `msg` finished signing it (CPU).
@@ -96,6 +99,7 @@ impl Event {
             Event::WindowOpen { .. } => 15,
             Event::CoreTick { .. } => 16,
             Event::Hello { .. } => 17,
+            Event::Read { .. } => 18,
         }
     }
 }

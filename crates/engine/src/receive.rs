@@ -91,7 +91,12 @@ impl Simulation {
         let bytes = self.rpcs.get(rpc).total_bytes();
         let cost = self.cpu.read_cost(receiver, bytes);
         if self.cpu.time_sliced() {
-            let event = Event::Decoded { link, rpc };
+            // With the event loop, the reader hands the RPC on (`event_loop.rs`).
+            let event = if self.loops.is_empty() {
+                Event::Decoded { link, rpc }
+            } else {
+                Event::Read { link, rpc }
+            };
             self.cpu.submit(
                 &mut self.queue,
                 receiver,

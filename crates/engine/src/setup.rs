@@ -5,6 +5,7 @@ use crate::aggregate::Aggregates;
 use crate::config::{Config, Misbehaviour, OutputMode};
 use crate::cpu::Cpu;
 use crate::error::EngineError;
+use crate::event_loop::NodeLoop;
 use crate::inputs::{EdgeProperties, Message, Schedule};
 use crate::links::Links;
 use crate::network::{initial_window_bytes, pair_latency, pair_loss, partitions, Network};
@@ -96,6 +97,11 @@ impl Simulation {
                 .map(|c| c + config.cpu.per_copy_ns)
                 .collect(),
             cpu: Cpu::new(&config.cpu, n, config.seed),
+            loops: if config.cpu.event_loop {
+                (0..n).map(|_| NodeLoop::default()).collect()
+            } else {
+                Vec::new()
+            },
             subscriptions_change: !config.subscription_changes.is_empty(),
             invalid_senders: invalid.is_some(),
             invalid_size: invalid.map_or(0, |a| a.spam_size),

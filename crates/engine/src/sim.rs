@@ -9,6 +9,7 @@
 use crate::aggregate::AggregateTables;
 use crate::config::{LatencyModel, Placement, ProtocolConfig, Time};
 use crate::cpu::Cpu;
+use crate::event_loop::NodeLoop;
 pub use crate::inputs::{EdgeProperties, Message, Schedule};
 use crate::links::Links;
 use crate::network::{Network, Partition};
@@ -45,6 +46,8 @@ pub struct Simulation {
     pub(crate) cpu_per_message: Vec<Time>,
     /// Hosts, cores and the CPU costs of receiving, sending and publishing.
     pub(crate) cpu: Cpu,
+    /// Each node's event loop, with `cpu.event_loop` (else empty).
+    pub(crate) loops: Vec<NodeLoop>,
     /// Some adversary sends invalid messages, of this many payload bytes.
     pub(crate) invalid_senders: bool,
     pub(crate) invalid_size: u32,
@@ -154,13 +157,19 @@ impl Simulation {
                     .push(done, receiver, Event::Receive { link, rpc });
             }
             Event::Receive { link, rpc } => {
-                if self.cpu.charges_receiving() {
+                if self.cpu.charges_receiving() || !self.loops.is_empty() {
                     self.decode(link, rpc);
                 } else {
                     self.receive(link, rpc);
                 }
             }
-            Event::Decoded { link, rpc } => self.receive(link, rpc),
+            Event::Decoded { link, rpc } => {
+                self.receive(link, rpc);
+                if !self.loops.is_empty() {
+                    self.loop_next(self.links.peer[link as usize]);
+                }
+            }
+            Event::Read { link, rpc } => self.hand_to_loop(link, rpc),
             Event::Encoded { link } => self.encoded(link),
             Event::Signed { msg } => self.signed(msg),
             Event::CoreTick { host, core } => {

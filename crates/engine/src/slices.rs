@@ -97,6 +97,11 @@ impl Slices {
         self.procs[node as usize].process.waits_on_network(g)
     }
 
+    /// `node`'s goroutines.
+    pub fn process(&mut self, node: u32) -> &mut Process {
+        &mut self.procs[node as usize].process
+    }
+
     /// True if `node` has nothing to run: not on a core, not waiting for one. (A node
     /// leaves its core only once its run queue is empty and the netpoller's data was
     /// injected, `Process::idle_poll`, or its slice is used up, and then it waits.)

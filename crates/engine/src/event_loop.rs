@@ -1,0 +1,76 @@
+//! pubsub's event loop (`cpu.event_loop`): one goroutine per node handles every incoming
+//! RPC, fed by the readers through a 32-slot channel on which they block when it is
+//! full (go-libp2p-pubsub v0.17.0).
+//!
+//! - A peer's reading goroutine decodes an RPC, then sends it on `p.incoming`
+//!   (`comm.go:handleNewStream`), a channel of 32 (`pubsub.go:NewPubSub`). While the
+//!   channel is full the reader is parked (`chan.rs`) and reads nothing more from its
+//!   stream; what arrives for it waits.
+//! - One goroutine, `pubsub.go:processLoop`, takes the RPCs one at a time
+//!   (`case in := <-p.incoming` → `handleIncomingRPC`: subscriptions, the seen check and
+//!   `validation.go:Push` per message, the router's control handling). Taking one from a
+//!   full channel lets the first parked reader's RPC in (`runtime/chan.go:recv`).
+//! - A receive finds an idle loop waiting on the channel: the loop takes the RPC at once
+//!   (`chansend` hands it to the waiting receiver) and becomes runnable.
+//!
+//! Not modelled yet: the validated messages' channel `sendMsg` (32, the loop forwards
+//! them, `publishMessage`), the select's random choice between the two channels, and the
+//! stream windows that stop the senders (`stream_window.rs`). See
+//! NOTES-processloop.md.
+
+use crate::chan::{Chan, Sent};
+use crate::goroutines::Goroutine;
+use crate::queue::Event;
+use crate::sim::Simulation;
+
+/// go-libp2p-pubsub's `incoming` channel: 32 slots (`pubsub.go:NewPubSub`).
+pub const INCOMING_SLOTS: usize = 32;
+
+/// A node's event loop: its `incoming` channel of (link, RPC), senders named by link.
+pub struct NodeLoop {
+    incoming: Chan<u32, (u32, u32)>,
+    /// Handling an RPC (its piece of CPU work submitted and not done).
+    busy: bool,
+}
+
+impl Default for NodeLoop {
+    fn default() -> Self {
+        Self {
+            incoming: Chan::new(INCOMING_SLOTS),
+            busy: false,
+        }
+    }
+}
+
+impl Simulation {
+    /// `link`'s reader decoded RPC `rpc`: it sends it to its node's event loop, or parks
+    /// until there is room.
+    pub(crate) fn hand_to_loop(&mut self, link: u32, rpc: u32) {
+        let node = self.links.peer[link as usize];
+        let lp = &mut self.loops[node as usize];
+        match lp.incoming.send(link, (link, rpc)) {
+            Sent::Buffered if !lp.busy => self.loop_next(node),
+            Sent::Buffered => {}
+            Sent::Blocked => self.cpu.block(node, Goroutine::Reader(link)),
+        }
+    }
+
+    /// `node`'s event loop is free: it takes the next RPC, if any, and lets in the
+    /// reader that was parked first. Handling it ends with `Event::Decoded`.
+    pub(crate) fn loop_next(&mut self, node: u32) {
+        let lp = &mut self.loops[node as usize];
+        let Some(((link, rpc), woken)) = lp.incoming.recv() else {
+            lp.busy = false;
+            return;
+        };
+        lp.busy = true;
+        if let Some(reader) = woken {
+            self.cpu.unblock(node, Goroutine::Reader(reader));
+        }
+        // Exact: the loop's share of pubsub's per-RPC work has no spread of its own yet.
+        let cost = self.cpu.costs.per_rpc_loop_ns;
+        let event = Event::Decoded { link, rpc };
+        self.cpu
+            .submit(&mut self.queue, node, Goroutine::Loop, cost, event);
+    }
+}

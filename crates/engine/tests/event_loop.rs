@@ -1,0 +1,83 @@
+//! pubsub's event loop (`cpu.event_loop`, `crates/engine/src/event_loop.rs`): one
+//! goroutine handles every incoming RPC (`pubsub.go:processLoop`), fed by the readers
+//! through a 32-slot channel (`pubsub.go:NewPubSub`, `incoming`) on which a reader
+//! blocks when it is full (`comm.go:handleNewStream`). Hand-computed timelines.
+
+mod common;
+use common::*;
+
+use gossiplab_engine::error::EngineError;
+use gossiplab_engine::Simulation;
+use serde_json::json;
+
+/// Node 0 publishes `count` 100-byte floodsub messages at 100 ms to node 1 over a 10 ms
+/// link; both share a host of one core (slices of 100 ms). Reading an RPC costs 10 µs,
+/// the event loop's handling 100 µs; validating, sending and signing are free. Node 1's
+/// delivery times, after the copies' arrival at 110 ms.
+fn deliveries(event_loop: bool, count: u32) -> Vec<u64> {
+    let costs = json!({"cpu": {
+        "nodes_per_host": 2, "cores": 1, "time_slice_ns": 100 * MS,
+        "per_rpc_received_ns": 10 * US, "per_rpc_loop_ns": 100 * US,
+        "event_loop": event_loop,
+    }});
+    let c = config(2, "floodsub", 10 * MS, 2 * S, 1, costs);
+    let mut sim = Simulation::new(&c, &[(0, 1)], &messages(0, 100 * MS, 0, count, 100)).unwrap();
+    sim.run();
+    sorted_delivery_times(&sim)
+        .into_iter()
+        .map(|t| t - 110 * MS)
+        .collect()
+}
+
+#[test]
+fn without_the_event_loop_a_copy_is_handled_when_read() {
+    let expected: Vec<u64> = (1..=100).map(|k| k * 10 * US).collect();
+    assert_eq!(deliveries(false, 100), expected);
+}
+
+#[test]
+fn a_reader_blocks_on_the_full_channel_and_lets_the_loop_run() {
+    // 100 RPCs arrive at 110 ms. The reader reads them 10 µs each; the first goes
+    // straight to the idle loop (chansend hands it to the waiting receiver), which
+    // becomes runnable behind the reader; 2..33 fill the 32 slots; the reader parks
+    // with 34 at 340 µs (runtime/chan.go:chansend). The loop handles 1..34 (each take
+    // lets the parked RPC in; the reader, runnable again, waits for the loop's turn to
+    // end or the loop to run dry): 440 .. 3,740 µs. The reader then reads 35 (taken at
+    // once) and 36..67 into the slots, parks with 68 at 4,080; the loop handles 35..68,
+    // 4,180 .. 7,480. The reader reads 69..100 (7,490 .. 7,800), the loop handles them
+    // 7,900 .. 11,000. A channel that never fills would let the reader read all 100
+    // first and deliver from 1,100 µs.
+    let expected: Vec<u64> = (1..=100u64)
+        .map(|k| match k {
+            1..=34 => 340 + k * 100,
+            35..=68 => 4_080 + (k - 34) * 100,
+            _ => 7_800 + (k - 68) * 100,
+        })
+        .map(|t| t * US)
+        .collect();
+    assert_eq!(deliveries(true, 100), expected);
+}
+
+#[test]
+fn below_the_channel_s_size_the_reader_reads_everything_first() {
+    // 20 RPCs: 1 to the loop, 2..20 into the slots by 200 µs, no reader parks; the loop
+    // runs after the reader: 300, 400, .. 2,200 µs.
+    let expected: Vec<u64> = (1..=20).map(|k| (200 + k * 100) * US).collect();
+    assert_eq!(deliveries(true, 20), expected);
+}
+
+#[test]
+fn the_event_loop_needs_a_time_sliced_host() {
+    let mut c = config(2, "floodsub", 10 * MS, 2 * S, 1, json!({}));
+    c.cpu.event_loop = true; // one node per host of one core: not time-sliced
+    let err = Simulation::new(&c, &[(0, 1)], &messages(0, 100 * MS, 0, 1, 100))
+        .err()
+        .expect("refused");
+    match err {
+        EngineError::Config { field, message } => {
+            assert_eq!(field, "cpu.event_loop");
+            assert!(message.contains("nodes_per_host"), "{message}");
+        }
+        other => panic!("{other}"),
+    }
+}
