@@ -63,6 +63,8 @@ pub enum Event {
     /// The reading goroutine of `link`'s receiver finished decoding RPC `rpc` and hands
     /// it to the node's event loop (`event_loop.rs`).
     Read { link: u32, rpc: u32 },
+    /// A yamux window update of `delta` bytes for `link`'s stream reaches its sender.
+    WindowUpdate { link: u32, delta: u32 },
     /// The writer goroutine of `link` finished encoding its RPC (CPU).
     Encoded { link: u32 },
     /// The publisher of `msg` finished signing it (CPU).
@@ -100,6 +102,7 @@ impl Event {
             Event::CoreTick { .. } => 16,
             Event::Hello { .. } => 17,
             Event::Read { .. } => 18,
+            Event::WindowUpdate { .. } => 19,
         }
     }
 }

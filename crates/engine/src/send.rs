@@ -72,7 +72,8 @@ impl Simulation {
         if let Some(per_message) = &mut self.out.message_traffic {
             per_message.count(r, &self.wire, &self.messages);
         }
-        if self.cpu.charges_sending() {
+        // With the event loop the stream windows hold the writer (`event_loop.rs`).
+        if self.cpu.charges_sending() || !self.loops.is_empty() {
             self.queue_for_writer(sender, link, rpc, urgent);
             return;
         }
@@ -91,6 +92,7 @@ impl Simulation {
         if writer.encoding.is_empty()
             && !writer.wake
             && writer.writing.is_none()
+            && writer.blocked.is_none()
             && writer.writer_free <= now
         {
             self.write_now(sender, link, rpc, urgent); // an idle writer takes it at once
@@ -107,7 +109,11 @@ impl Simulation {
         let now = self.now();
         loop {
             let queue = self.writer(link);
-            if queue.wake || queue.writing.is_some() || queue.encoding.is_empty() {
+            if queue.wake
+                || queue.writing.is_some()
+                || queue.blocked.is_some()
+                || queue.encoding.is_empty()
+            {
                 return; // an event will come, or nothing to do
             }
             if queue.writer_free > now {
@@ -169,9 +175,49 @@ impl Simulation {
         let queue = self.writer(link);
         queue.wake = false;
         if let Some((rpc, urgent)) = queue.writing.take() {
-            self.hand_to_transport(sender, link, rpc, urgent);
+            if !self.loops.is_empty() {
+                let bytes = self.rpcs.get(rpc).total_bytes().max(1);
+                if !self.write_stream(sender, link, rpc, urgent, bytes) {
+                    return; // blocked until a window update
+                }
+            } else {
+                self.hand_to_transport(sender, link, rpc, urgent);
+            }
         }
         self.run_writer(sender, link);
+    }
+
+    /// `link`'s writer writes the `left` bytes still to write of `rpc` into its yamux
+    /// stream (`stream_window.rs`): the RPC goes on once all are written; else the
+    /// writer blocks with the rest. Returns true if the RPC went on.
+    pub(crate) fn write_stream(
+        &mut self,
+        sender: u32,
+        link: u32,
+        rpc: u32,
+        urgent: bool,
+        left: u64,
+    ) -> bool {
+        let left = left - self.stream_window(link).write(left);
+        if left > 0 {
+            self.writer(link).blocked = Some((rpc, urgent, left));
+            return false;
+        }
+        self.hand_to_transport(sender, link, rpc, urgent);
+        true
+    }
+
+    /// A window update of `delta` bytes reached `link`'s sender: a writer blocked in
+    /// `Stream.Write` writes on (`stream.go:Stream.Write` wakes on `sendNotifyCh`).
+    pub(crate) fn window_update(&mut self, link: u32, delta: u64) {
+        self.stream_window(link).update(delta);
+        let sender = self.links.owner[link as usize];
+        let Some((rpc, urgent, left)) = self.writer(link).blocked.take() else {
+            return;
+        };
+        if self.write_stream(sender, link, rpc, urgent, left) {
+            self.run_writer(sender, link);
+        }
     }
 
     /// Hand an RPC ready to go to `link`'s transport (or straight onto the link when the

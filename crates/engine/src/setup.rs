@@ -102,6 +102,7 @@ impl Simulation {
             } else {
                 Vec::new()
             },
+            windows: Vec::new(),
             subscriptions_change: !config.subscription_changes.is_empty(),
             invalid_senders: invalid.is_some(),
             invalid_size: invalid.map_or(0, |a| a.spam_size),

@@ -21,6 +21,7 @@ use crate::rng::Rng;
 use crate::router::{Ctx, Router};
 use crate::rpc::{Control, RpcSlab};
 use crate::seen::COUNTED;
+use crate::stream_window::StreamWindow;
 use crate::transport::Transport;
 use crate::wire::WireSizes;
 
@@ -48,6 +49,8 @@ pub struct Simulation {
     pub(crate) cpu: Cpu,
     /// Each node's event loop, with `cpu.event_loop` (else empty).
     pub(crate) loops: Vec<NodeLoop>,
+    /// Each directed link's yamux stream window, with `cpu.event_loop` (grown on use).
+    pub(crate) windows: Vec<StreamWindow>,
     /// Some adversary sends invalid messages, of this many payload bytes.
     pub(crate) invalid_senders: bool,
     pub(crate) invalid_size: u32,
@@ -170,6 +173,7 @@ impl Simulation {
                 }
             }
             Event::Read { link, rpc } => self.hand_to_loop(link, rpc),
+            Event::WindowUpdate { link, delta } => self.window_update(link, u64::from(delta)),
             Event::Encoded { link } => self.encoded(link),
             Event::Signed { msg } => self.signed(msg),
             Event::CoreTick { host, core } => {

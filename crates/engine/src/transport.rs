@@ -86,6 +86,9 @@ pub struct Writer {
     pub(crate) writer_free: Time,
     /// An `Encoded` event is due for this writer.
     pub(crate) wake: bool,
+    /// Blocked in yamux's `Stream.Write` with the stream's window closed
+    /// (`stream_window.rs`): the RPC, whether urgent, and the bytes not yet written.
+    pub(crate) blocked: Option<(u32, bool, u64)>,
 }
 
 impl Writer {

@@ -7,13 +7,15 @@ mod common;
 use common::*;
 
 use gossiplab_engine::error::EngineError;
+use gossiplab_engine::wire::WireSizes;
 use gossiplab_engine::Simulation;
 use serde_json::json;
 
-/// Node 0 publishes `count` 100-byte floodsub messages at 100 ms to node 1 over a 10 ms
-/// link; both share a host of one core (slices of 100 ms). Reading an RPC costs 10 µs,
-/// the event loop's handling 100 µs; validating, sending and signing are free. Node 1's
-/// delivery times, after the copies' arrival at 110 ms.
+/// Node 0 publishes `count` 100-byte floodsub messages 1 µs apart from 100 ms to node 1
+/// over a 10 ms link; both share a host of one core (slices of 100 ms). Reading an RPC
+/// costs 10 µs, the event loop's handling 100 µs; validating, sending and signing are
+/// free. Node 1's delivery times, after the first copy's arrival at 110 ms (the others
+/// follow 1 µs apart, each before the reader has read the one before).
 fn deliveries(event_loop: bool, count: u32) -> Vec<u64> {
     let costs = json!({"cpu": {
         "nodes_per_host": 2, "cores": 1, "time_slice_ns": 100 * MS,
@@ -21,7 +23,7 @@ fn deliveries(event_loop: bool, count: u32) -> Vec<u64> {
         "event_loop": event_loop,
     }});
     let c = config(2, "floodsub", 10 * MS, 2 * S, 1, costs);
-    let mut sim = Simulation::new(&c, &[(0, 1)], &messages(0, 100 * MS, 0, count, 100)).unwrap();
+    let mut sim = Simulation::new(&c, &[(0, 1)], &messages(0, 100 * MS, US, count, 100)).unwrap();
     sim.run();
     sorted_delivery_times(&sim)
         .into_iter()
@@ -37,7 +39,7 @@ fn without_the_event_loop_a_copy_is_handled_when_read() {
 
 #[test]
 fn a_reader_blocks_on_the_full_channel_and_lets_the_loop_run() {
-    // 100 RPCs arrive at 110 ms. The reader reads them 10 µs each; the first goes
+    // 100 RPCs arrive from 110 ms. The reader reads them 10 µs each; the first goes
     // straight to the idle loop (chansend hands it to the waiting receiver), which
     // becomes runnable behind the reader; 2..33 fill the 32 slots; the reader parks
     // with 34 at 340 µs (runtime/chan.go:chansend). The loop handles 1..34 (each take
@@ -80,4 +82,55 @@ fn the_event_loop_needs_a_time_sliced_host() {
         }
         other => panic!("{other}"),
     }
+}
+
+/// Node 0 publishes 400 1000-byte floodsub messages `gap` apart from 100 ms to node 2
+/// (10 ms link, reading 10 µs per RPC, sending free), whose event loop takes `loop_ns`
+/// per RPC. Node 2's deliveries, the sender's outbound-queue drops, and
+/// one RPC's bytes on the wire.
+fn window_run(loop_ns: u64, gap: u64) -> (usize, u64, u64) {
+    let costs = json!({"cpu": {
+        "nodes_per_host": 2, "cores": 1, "time_slice_ns": 100 * MS,
+        "per_rpc_received_ns": 10 * US, "per_rpc_loop_ns": loop_ns, "event_loop": true,
+    }});
+    // Node 0 to node 2: hosts of two nodes, nodes 1 and 3 idle, so each end has a
+    // time-sliced core to itself.
+    let c = config(4, "floodsub", 10 * MS, 2 * S, 1, costs);
+    let schedule = messages(0, 100 * MS, gap, 400, 1000);
+    let mut sim = Simulation::new(&c, &[(0, 2)], &schedule).unwrap();
+    sim.run();
+    let rpc = WireSizes::frame(WireSizes::new(&c.protocol).publish_field(1000));
+    let delivered = sim.output().deliveries.t_ns.len();
+    (delivered, drops(&sim, "outbound-queue-full"), rpc)
+}
+
+#[test]
+fn a_burst_larger_than_the_window_blocks_the_writer_and_fills_the_queue() {
+    // 400 RPCs in 0.4 ms, the first window update 20 ms away at best. A fresh 256 KiB
+    // window takes ceil(256 Ki / rpc) of them, the last partly (stream.go:Stream.Write
+    // sends what the window allows, then blocks); the writer holds that one, 32 wait
+    // in the queue (rpc_queue.go), the rest are dropped (gossipsub.go:doDropRPC). The
+    // updates (each once half the window is read, util.go:GrowTo) then let every RPC
+    // kept through, the blocked one included.
+    let (delivered, dropped, rpc) = window_run(0, US);
+    let through = (256 * 1024u64).div_ceil(rpc);
+    assert!(
+        rpc * through > 256 * 1024,
+        "the last one is written in part"
+    );
+    assert_eq!(dropped, 400 - through - 32);
+    assert_eq!(delivered as u64, through + 32);
+}
+
+#[test]
+fn a_receiver_whose_loop_falls_behind_makes_its_sender_drop() {
+    // One RPC a millisecond. A loop that costs nothing keeps the window open: the
+    // bytes not yet granted stay under half a window plus a round trip's worth, about
+    // 140 RPCs of the 238 a window holds. A loop of 2 ms per RPC takes one every 2 ms:
+    // the reader parks on the full channel, reads one RPC per 2 ms, the window closes,
+    // and the sender's queue overflows.
+    assert_eq!(window_run(0, MS).0, 400);
+    assert_eq!(window_run(0, MS).1, 0);
+    let (_, dropped, _) = window_run(2 * MS, MS);
+    assert!(dropped > 0, "no drop at the sender");
 }
