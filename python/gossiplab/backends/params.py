@@ -97,4 +97,6 @@ def engine_cpu(cpu: CpuConfig) -> dict[str, Any]:
         "sigma": cpu.sigma,
         **{f"sigma_{name}": sigma for name, sigma in cpu.sigmas().items()},
         "time_slice_ns": cpu.slice_ns(),
+        "event_loop": cpu.event_loop,
+        "per_rpc_loop_ns": cpu.per_rpc_loop,
     }

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from gossiplab.scenario.base import MAX_U32, Section
 from gossiplab.units import Duration
@@ -97,6 +97,21 @@ class CpuConfig(Section):
     # A host whose nodes outnumber its cores runs them in time slices of this length;
     # unset: Linux's default for the host's cores (see `kernel_time_slice`).
     time_slice: Duration | None = Field(default=None, gt=0)
+    # pubsub's event loop: readers hand RPCs to one goroutine per node through a 32-slot
+    # channel and stop reading while it is full; yamux stream windows then stop the
+    # senders' writers (crates/engine/src/event_loop.rs). Time-sliced hosts only.
+    event_loop: bool = False
+    # The event loop's work per RPC it handles (pubsub.go:handleIncomingRPC).
+    per_rpc_loop: Duration = 0
+
+    @model_validator(mode="after")
+    def _event_loop_on_shared_hosts(self) -> CpuConfig:
+        if self.event_loop and self.nodes_per_host <= self.cores:
+            raise ValueError(
+                "cpu.event_loop is modelled on time-sliced hosts only: set "
+                "cpu.nodes_per_host above cpu.cores, or cpu.event_loop = false"
+            )
+        return self
 
     def charges(self) -> bool:
         return any(getattr(self, name) for name in COST_FIELDS)

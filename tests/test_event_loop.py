@@ -1,0 +1,27 @@
+"""[cpu] event_loop: the schema, what reaches the engine, and where it is refused."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gossiplab.backends.model import engine_config
+from gossiplab.errors import ScenarioError
+from gossiplab.scenario import parse_scenario
+
+HERE = Path(__file__).parent
+
+
+def test_the_engine_gets_the_event_loop_and_its_cost_in_nanoseconds() -> None:
+    cpu = {"nodes_per_host": 40, "event_loop": True, "per_rpc_loop": "3us"}
+    s = parse_scenario({"cpu": cpu}, HERE)
+    engine = engine_config(s, 40, 10**9)["cpu"]
+    assert (engine["event_loop"], engine["per_rpc_loop_ns"]) == (True, 3000)
+    off = engine_config(parse_scenario({}, HERE), 40, 10**9)["cpu"]
+    assert (off["event_loop"], off["per_rpc_loop_ns"]) == (False, 0)
+
+
+def test_the_event_loop_is_refused_on_a_host_that_is_not_time_sliced() -> None:
+    with pytest.raises(ScenarioError, match=r"cpu\.event_loop.*nodes_per_host"):
+        parse_scenario({"cpu": {"event_loop": True, "nodes_per_host": 2, "cores": 2}}, HERE)
