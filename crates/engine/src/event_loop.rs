@@ -19,31 +19,63 @@
 //!   in `Stream.Write`, so its writer takes nothing more from the peer's 32-RPC queue and
 //!   `send.rs:enqueue` drops there (`rpc_queue.go:Push` → `gossipsub.go:doDropRPC`).
 //!
-//! Not modelled yet: the validated messages' channel `sendMsg` (32, the loop forwards
-//! them, `publishMessage`), and the select's random choice between the two channels.
-//! See NOTES-processloop.md.
+//! - A validation worker hands each validated copy to the loop through `p.sendMsg`, 32
+//!   slots (`validation.go:sendMsgBlocking`), and parks while it is full, keeping its
+//!   place among the copies being validated (`cpu_pending`), so the validation queue
+//!   overflows sooner. The loop's piece for it is `pubsub.go:publishMessage`: deliver
+//!   the first copy, forward it (`per_rpc_loop_ns` too, until it is calibrated apart).
+//! - With both channels ready, the loop's `select` takes either with probability 1/2
+//!   (`runtime/select.go:selectgo` shuffles its cases with `cheaprandn`); a seeded
+//!   stream per node keeps runs deterministic.
+//!
+//! The model's validation workers share one goroutine (`goroutines.rs`): one parked
+//! worker parks them all, as on a host of one core (go starts one per CPU).
 
 use crate::chan::{Chan, Sent};
 use crate::goroutines::Goroutine;
 use crate::queue::Event;
+use crate::rng::Rng;
 use crate::sim::Simulation;
 use crate::stream_window::{StreamWindow, INITIAL_STREAM_WINDOW};
 
 /// go-libp2p-pubsub's `incoming` channel: 32 slots (`pubsub.go:NewPubSub`).
 pub const INCOMING_SLOTS: usize = 32;
 
-/// A node's event loop: its `incoming` channel of (link, RPC), senders named by link.
+/// go-libp2p-pubsub's `sendMsg` channel: 32 slots (`pubsub.go:NewPubSub`).
+pub const SEND_MSG_SLOTS: usize = 32;
+
+/// The one sender on `sendMsg` in the model: the validation workers' goroutine.
+const VALIDATOR: u32 = 0;
+
+/// A node's event loop: its `incoming` channel of (link, RPC), senders named by link,
+/// and its `sendMsg` channel of validated copies (msg, link, hop).
 pub struct NodeLoop {
     incoming: Chan<u32, (u32, u32)>,
-    /// Handling an RPC (its piece of CPU work submitted and not done).
+    send_msg: Chan<u32, (u32, u32, u16)>,
+    /// Handling an RPC or a copy (its piece of CPU work submitted and not done).
     busy: bool,
+    /// The select's choice between two ready channels.
+    rng: Rng,
 }
 
-impl Default for NodeLoop {
-    fn default() -> Self {
+impl NodeLoop {
+    pub fn new(seed: u64, node: u32) -> Self {
         Self {
             incoming: Chan::new(INCOMING_SLOTS),
+            send_msg: Chan::new(SEND_MSG_SLOTS),
             busy: false,
+            rng: Rng::for_stream(seed, "event_loop", u64::from(node)),
+        }
+    }
+
+    /// Which channel the loop's `select` takes: `Some(true)` for `incoming`,
+    /// `Some(false)` for `sendMsg`, `None` if both are empty.
+    fn choose(&mut self) -> Option<bool> {
+        match (self.incoming.is_empty(), self.send_msg.is_empty()) {
+            (true, true) => None,
+            (false, true) => Some(true),
+            (true, false) => Some(false),
+            (false, false) => Some(self.rng.below(2) == 0),
         }
     }
 }
@@ -88,15 +120,63 @@ impl Simulation {
         &mut self.windows[l]
     }
 
-    /// `node`'s event loop is free: it takes the next RPC, if any, and lets in the
-    /// reader that was parked first. Handling it ends with `Event::Decoded`.
+    /// `node`'s validation worker finished a copy: it hands it to the loop, or parks
+    /// until there is room, still holding its validation slot.
+    pub(crate) fn hand_validated(&mut self, node: u32, msg: u32, link: u32, hop: u16) {
+        let lp = &mut self.loops[node as usize];
+        match lp.send_msg.send(VALIDATOR, (msg, link, hop)) {
+            Sent::Buffered => {
+                self.nodes[node as usize].cpu_pending -= 1;
+                if !self.loops[node as usize].busy {
+                    self.loop_next(node);
+                }
+            }
+            Sent::Blocked => self.cpu.block(node, Goroutine::Validator),
+        }
+    }
+
+    /// `node`'s event loop is free: it takes the next RPC or validated copy, if any
+    /// (`NodeLoop::choose`).
     pub(crate) fn loop_next(&mut self, node: u32) {
         let lp = &mut self.loops[node as usize];
-        let Some(((link, rpc), woken)) = lp.incoming.recv() else {
+        let Some(incoming) = lp.choose() else {
             lp.busy = false;
             return;
         };
         lp.busy = true;
+        if incoming {
+            self.loop_take_rpc(node);
+        } else {
+            self.loop_take_validated(node);
+        }
+    }
+
+    /// The loop takes a validated copy and lets the parked worker's copy in (which
+    /// frees that worker's validation slot). Handling it ends with
+    /// `Event::LoopValidated`.
+    fn loop_take_validated(&mut self, node: u32) {
+        let lp = &mut self.loops[node as usize];
+        let ((msg, link, hop), woken) = lp.send_msg.recv().expect("chosen: not empty");
+        if woken.is_some() {
+            self.nodes[node as usize].cpu_pending -= 1;
+            self.cpu.unblock(node, Goroutine::Validator);
+        }
+        let cost = self.cpu.costs.per_rpc_loop_ns;
+        let event = Event::LoopValidated {
+            node,
+            msg,
+            link,
+            hop,
+        };
+        self.cpu
+            .submit(&mut self.queue, node, Goroutine::Loop, cost, event);
+    }
+
+    /// The loop takes an RPC and lets in the reader that was parked first. Handling it
+    /// ends with `Event::Decoded`.
+    fn loop_take_rpc(&mut self, node: u32) {
+        let lp = &mut self.loops[node as usize];
+        let ((link, rpc), woken) = lp.incoming.recv().expect("chosen: not empty");
         if let Some(reader) = woken {
             self.cpu.unblock(node, Goroutine::Reader(reader));
         }

@@ -63,6 +63,14 @@ pub enum Event {
     /// The reading goroutine of `link`'s receiver finished decoding RPC `rpc` and hands
     /// it to the node's event loop (`event_loop.rs`).
     Read { link: u32, rpc: u32 },
+    /// `node`'s event loop handled a validated copy of `msg` from `link`
+    /// (`pubsub.go:publishMessage`).
+    LoopValidated {
+        node: u32,
+        msg: u32,
+        link: u32,
+        hop: u16,
+    },
     /// A yamux window update of `delta` bytes for `link`'s stream reaches its sender.
     WindowUpdate { link: u32, delta: u32 },
     /// The writer goroutine of `link` finished encoding its RPC (CPU).
@@ -103,6 +111,7 @@ impl Event {
             Event::Hello { .. } => 17,
             Event::Read { .. } => 18,
             Event::WindowUpdate { .. } => 19,
+            Event::LoopValidated { .. } => 20,
         }
     }
 }

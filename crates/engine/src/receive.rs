@@ -239,7 +239,27 @@ impl Simulation {
     }
 
     /// A copy finished validation: the first one is delivered, later ones are duplicates.
+    /// With the event loop, the validation worker hands it to the loop first
+    /// (`event_loop.rs`).
     pub(crate) fn validated(&mut self, node: u32, msg: u32, back: u32, hop: u16) {
+        if !self.loops.is_empty() {
+            self.hand_validated(node, msg, back, hop);
+            return;
+        }
+        self.publish_validated(node, msg, back, hop, true);
+    }
+
+    /// A validated copy reaches the router (go's `publishMessage`): the first one is
+    /// delivered, later ones are duplicates. `release`: it also frees its validation
+    /// slot (`cpu_pending`); the event loop's worker freed it when handing it over.
+    pub(crate) fn publish_validated(
+        &mut self,
+        node: u32,
+        msg: u32,
+        back: u32,
+        hop: u16,
+        release: bool,
+    ) {
         let state = &mut self.nodes[node as usize];
         // A node that went down (and maybe restarted) meanwhile lost this work.
         let Some(copies) = state.validating.get_mut(&msg) else {
@@ -248,7 +268,9 @@ impl Simulation {
         let Some(i) = copies.iter().position(|&l| l == back) else {
             return;
         };
-        state.cpu_pending -= 1;
+        if release {
+            state.cpu_pending -= 1;
+        }
         copies.remove(i);
         if copies.is_empty() {
             state.validating.remove(&msg);

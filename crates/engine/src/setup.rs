@@ -98,7 +98,7 @@ impl Simulation {
                 .collect(),
             cpu: Cpu::new(&config.cpu, n, config.seed),
             loops: if config.cpu.event_loop {
-                (0..n).map(|_| NodeLoop::default()).collect()
+                (0..n).map(|i| NodeLoop::new(config.seed, i)).collect()
             } else {
                 Vec::new()
             },

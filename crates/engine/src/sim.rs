@@ -174,6 +174,15 @@ impl Simulation {
             }
             Event::Read { link, rpc } => self.hand_to_loop(link, rpc),
             Event::WindowUpdate { link, delta } => self.window_update(link, u64::from(delta)),
+            Event::LoopValidated {
+                node,
+                msg,
+                link,
+                hop,
+            } => {
+                self.publish_validated(node, msg, link, hop, false);
+                self.loop_next(node);
+            }
             Event::Encoded { link } => self.encoded(link),
             Event::Signed { msg } => self.signed(msg),
             Event::CoreTick { host, core } => {

@@ -134,3 +134,34 @@ fn a_receiver_whose_loop_falls_behind_makes_its_sender_drop() {
     let (_, dropped, _) = window_run(2 * MS, MS);
     assert!(dropped > 0, "no drop at the sender");
 }
+
+/// Node 0 publishes `count` 100-byte floodsub messages 1 µs apart from 100 ms to node 1
+/// on the same host of one core: reading 10 µs per RPC, validating 20 µs per copy, the
+/// event loop 100 µs per RPC or validated copy. Node 1's delivery times from 110 ms.
+fn validated_deliveries(event_loop: bool, count: u32) -> Vec<u64> {
+    let costs = json!({"cpu": {
+        "nodes_per_host": 2, "cores": 1, "time_slice_ns": 100 * MS,
+        "per_rpc_received_ns": 10 * US, "per_copy_ns": 20 * US,
+        "per_rpc_loop_ns": 100 * US, "event_loop": event_loop,
+    }});
+    let c = config(2, "floodsub", 10 * MS, 2 * S, 1, costs);
+    let mut sim = Simulation::new(&c, &[(0, 1)], &messages(0, 100 * MS, US, count, 100)).unwrap();
+    sim.run();
+    sorted_delivery_times(&sim)
+        .into_iter()
+        .map(|t| t - 110 * MS)
+        .collect()
+}
+
+#[test]
+fn a_validated_copy_is_delivered_by_the_event_loop() {
+    // pubsub.go:processLoop → publishMessage: the worker hands the copy back to the
+    // loop through sendMsg (validation.go:sendMsgBlocking). The reader reads 0-10 and
+    // 10-20 µs (RPC 1 goes to the idle loop, RPC 2 into `incoming`); the loop handles
+    // both 20-120 and 120-220, each pushing its copy to validation; the worker validates
+    // 220-240 (hands copy 1 to the idle loop) and 240-260; the loop publishes copy 1
+    // 260-360 and copy 2 360-460. Without the loop the reader reads 0-10 and 10-20
+    // and each copy is delivered when validated: 20-40 and 40-60.
+    assert_eq!(validated_deliveries(true, 2), [360 * US, 460 * US]);
+    assert_eq!(validated_deliveries(false, 2), [40 * US, 60 * US]);
+}
