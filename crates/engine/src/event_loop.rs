@@ -187,3 +187,23 @@ impl Simulation {
             .submit(&mut self.queue, node, Goroutine::Loop, cost, event);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_select_takes_the_ready_channel_and_either_of_two_half_the_time() {
+        let mut lp = NodeLoop::new(7, 3);
+        assert_eq!(lp.choose(), None);
+        lp.send_msg.send(VALIDATOR, (1, 2, 3));
+        assert_eq!(lp.choose(), Some(false), "only sendMsg is ready");
+        lp.incoming.send(5, (5, 9));
+        // Both ready: runtime/select.go:selectgo's random poll order, 1/2 each. 10,000
+        // draws: the count of `incoming` is within 4 standard deviations (50) of 5,000.
+        let incoming = (0..10_000).filter(|_| lp.choose() == Some(true)).count();
+        assert!((4_800..=5_200).contains(&incoming), "{incoming}");
+        lp.send_msg.recv();
+        assert_eq!(lp.choose(), Some(true), "only incoming is ready");
+    }
+}
