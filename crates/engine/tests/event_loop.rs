@@ -17,11 +17,18 @@ use serde_json::json;
 /// free. Node 1's delivery times, after the first copy's arrival at 110 ms (the others
 /// follow 1 µs apart, each before the reader has read the one before).
 fn deliveries(event_loop: bool, count: u32) -> Vec<u64> {
-    let costs = json!({"cpu": {
-        "nodes_per_host": 2, "cores": 1, "time_slice_ns": 100 * MS,
-        "per_rpc_received_ns": 10 * US, "per_rpc_loop_ns": 100 * US,
-        "event_loop": event_loop,
-    }});
+    deliveries_at_costs(
+        json!({"cpu": {
+            "nodes_per_host": 2, "cores": 1, "time_slice_ns": 100 * MS,
+            "per_rpc_received_ns": 10 * US, "per_rpc_loop_ns": 100 * US,
+            "event_loop": event_loop,
+        }}),
+        count,
+    )
+}
+
+/// Node 1's delivery times from 110 ms, for `count` messages from node 0 at these costs.
+fn deliveries_at_costs(costs: serde_json::Value, count: u32) -> Vec<u64> {
     let c = config(2, "floodsub", 10 * MS, 2 * S, 1, costs);
     let mut sim = Simulation::new(&c, &[(0, 1)], &messages(0, 100 * MS, US, count, 100)).unwrap();
     sim.run();
@@ -139,18 +146,14 @@ fn a_receiver_whose_loop_falls_behind_makes_its_sender_drop() {
 /// on the same host of one core: reading 10 µs per RPC, validating 20 µs per copy, the
 /// event loop 100 µs per RPC or validated copy. Node 1's delivery times from 110 ms.
 fn validated_deliveries(event_loop: bool, count: u32) -> Vec<u64> {
-    let costs = json!({"cpu": {
-        "nodes_per_host": 2, "cores": 1, "time_slice_ns": 100 * MS,
-        "per_rpc_received_ns": 10 * US, "per_copy_ns": 20 * US,
-        "per_rpc_loop_ns": 100 * US, "event_loop": event_loop,
-    }});
-    let c = config(2, "floodsub", 10 * MS, 2 * S, 1, costs);
-    let mut sim = Simulation::new(&c, &[(0, 1)], &messages(0, 100 * MS, US, count, 100)).unwrap();
-    sim.run();
-    sorted_delivery_times(&sim)
-        .into_iter()
-        .map(|t| t - 110 * MS)
-        .collect()
+    deliveries_at_costs(
+        json!({"cpu": {
+            "nodes_per_host": 2, "cores": 1, "time_slice_ns": 100 * MS,
+            "per_rpc_received_ns": 10 * US, "per_copy_ns": 20 * US,
+            "per_rpc_loop_ns": 100 * US, "event_loop": event_loop,
+        }}),
+        count,
+    )
 }
 
 #[test]
