@@ -267,7 +267,7 @@ impl Cpu {
         queue: &mut EventQueue,
         node: u32,
         g: Goroutine,
-        cost: Time,
+        mut cost: Time,
         event: Event,
     ) {
         let woken = self.costs.per_read_wakeup_ns > 0
@@ -276,21 +276,17 @@ impl Cpu {
                 .slices
                 .as_ref()
                 .is_some_and(|s| s.waits_on_network(node, g));
-        let cost = if woken {
-            cost + self.read_wakeup(node)
-        } else {
-            cost
-        };
         // A time-sliced node with no runnable goroutine and no data waiting for the
         // netpoller is not on a core nor in its host's run queue (`slices.rs`): this work
         // wakes it (`node_wakeup`).
         let idle =
             self.costs.per_node_wakeup_ns > 0 && self.slices.as_ref().is_some_and(|s| s.idle(node));
-        let cost = if idle {
-            cost + self.node_wakeup(node)
-        } else {
-            cost
-        };
+        if woken {
+            cost += self.read_wakeup(node);
+        }
+        if idle {
+            cost += self.node_wakeup(node);
+        }
         match &mut self.slices {
             Some(slices) => slices.submit(queue, node, g, cost, event),
             None => {
