@@ -27,6 +27,7 @@ from gossiplab.backends.testbed.losses import (
     parse_softnet,
     read_namespace,
     summarize,
+    unexplained_retransmissions,
 )
 from gossiplab.backends.testbed.netns import (
     build_network,
@@ -110,6 +111,18 @@ def test_tail_loss_probes_alone_are_no_loss() -> None:
     assert loss_warning(losses, 0.0) is not None
 
 
+def test_retransmissions_the_receiver_got_twice_are_no_loss() -> None:
+    # A stalled host's timeout resent 3 segments that had arrived: the receiver D-SACKed
+    # them (RFC 2883), so nothing was lost; a fourth resent segment nobody saw twice was.
+    tcp = {"RetransSegs": 3, "TCPTimeouts": 1, "TCPDSACKRecvSegs": 3}
+    losses = summarize({0: _counters(tcp)}, _counters({}), {}, {"dropped": 0})
+    assert loss_warning(losses, 0.0) is None
+    receiver_side = {"RetransSegs": 4, "TCPLossProbes": 1, "TCPDSACKOldSent": 2}
+    assert unexplained_retransmissions(receiver_side, receiver_side) == 1
+    losses = summarize({0: _counters(receiver_side)}, _counters({}), {}, {"dropped": 0})
+    assert loss_warning(losses, 0.0) is not None
+
+
 def test_a_clean_run_gets_no_warning() -> None:
     losses = summarize({0: _counters({"OutSegs": 500})}, _counters({}), {}, {"dropped": 0})
     assert loss_warning(losses, 0.0) is None
@@ -141,12 +154,6 @@ def _bulk(prefix: str) -> None:
         srv.stdout.readline()  # the server read to the end: every segment was delivered
     finally:
         srv.kill()
-
-
-def _late_not_lost(tcp: dict[str, int]) -> bool:
-    """No retransmission beyond tail loss probes, which a busy host's late ACKs trigger
-    without any loss (tcp_output.c: tcp_schedule_loss_probe, two round trips)."""
-    return tcp["RetransSegs"] <= tcp["TCPLossProbes"] and tcp["TCPTimeouts"] == 0
 
 
 def real(test: F) -> F:
@@ -181,10 +188,14 @@ def test_the_testbeds_deep_fifo_loses_nothing(pair: str) -> None:
     prefix = pair
     build_network(prefix, [0, 1], [0, 0], [0, RATE_BPS])
     _bulk(prefix)
-    sender, core = read_namespace(node_ns(prefix, 0)), read_namespace(core_ns(prefix))
-    assert sum(q["drops"] for q in core["qdiscs"]) == 0
-    assert _late_not_lost(sender["tcp"]), sender["tcp"]
-    assert sender["tcp"]["OutSegs"] > 1000
+    nodes = {i: read_namespace(node_ns(prefix, i)) for i in (0, 1)}
+    losses = summarize(nodes, read_namespace(core_ns(prefix)), None, {"dropped": 0})
+    assert not losses["unread"], losses
+    # No queue, interface or receiver anywhere dropped a packet ...
+    assert drop_places(losses) == {}, losses
+    # ... so every retransmission was of a late segment, not a lost one.
+    assert unexplained_retransmissions(nodes[0]["tcp"], nodes[1]["tcp"]) == 0, losses
+    assert nodes[0]["tcp"]["OutSegs"] > 1000
 
 
 def _scenario(tmp: Path, loss: float) -> Any:
@@ -216,7 +227,7 @@ def test_a_lossy_run_records_retransmissions_and_a_clean_one_none(tmp_path: Path
     # segments, of which about 10 % are dropped and must be sent again.
     assert lossy["losses"]["tcp"]["RetransSegs"] > 10
     assert lossy["losses"]["tcp_by_node"]
-    assert _late_not_lost(clean["losses"]["tcp"]), clean["losses"]["tcp"]
+    assert unexplained_retransmissions(clean["losses"]["tcp"], clean["losses"]["tcp"]) == 0
     assert clean["losses"]["tcp"]["OutSegs"] > 100
     assert not drop_places(clean["losses"])
     assert not any("retransmitted" in w for w in clean["warnings"])
@@ -250,7 +261,7 @@ def test_hystart_ends_cubics_slow_start_without_a_loss(pair: str, congestion: st
     # loss; reno has no HyStart (tcp_cong.c:tcp_reno_cong_avoid).
     build_network(prefix, [0, 1], [0, 0], [0, RATE_BPS], congestion)
     _bulk(prefix)
-    tcp = read_namespace(node_ns(prefix, 0))["tcp"]
+    tcp, receiver = (read_namespace(node_ns(prefix, i))["tcp"] for i in (0, 1))
     exits = tcp["TCPHystartDelayDetect"] + tcp["TCPHystartTrainDetect"]
     assert exits >= 1 if congestion == "cubic" else exits == 0, tcp
-    assert tcp["RetransSegs"] <= tcp["TCPLossProbes"], tcp
+    assert unexplained_retransmissions(tcp, receiver) == 0, (tcp, receiver)
