@@ -23,7 +23,7 @@
 use std::collections::VecDeque;
 
 use crate::config::Time;
-use crate::goroutines::{Goroutine, Process};
+use crate::goroutines::{Goroutine, Process, Wake};
 use crate::queue::{Event, EventQueue};
 
 /// Linux's default time slice on a host of `cores` cores, in nanoseconds.
@@ -110,14 +110,22 @@ impl Slices {
         !p.running && !p.waiting
     }
 
+    /// True if the event being carried out is the hand-off of `node`'s running
+    /// goroutine (`Process::handing_off`).
+    pub fn handing_off(&self, node: u32) -> bool {
+        self.procs[node as usize].process.handing_off()
+    }
+
     /// `node`'s goroutine `g` has work of `cost` ready now; `event` happens when it is
-    /// done. A node already on a core or waiting for one just queues it; an idle one
-    /// takes a free core at once, or waits at the back of the run queue.
+    /// done; `wake` says where `g` goes if it was waiting. A node already on a core or
+    /// waiting for one just queues it; an idle one takes a free core at once, or waits
+    /// at the back of the run queue.
     pub fn submit(
         &mut self,
         queue: &mut EventQueue,
         node: u32,
         g: Goroutine,
+        wake: Wake,
         cost: Time,
         event: Event,
     ) {
@@ -125,7 +133,7 @@ impl Slices {
         match g {
             // Data for a reading goroutine: runnable when Go's netpoller says so.
             Goroutine::Reader(_) => p.process.arrive(g, cost, event, queue.now()),
-            _ => p.process.push(g, cost, event),
+            _ => p.process.push(g, cost, event, wake),
         }
         if p.running || p.waiting || !p.process.has_work() {
             return;
