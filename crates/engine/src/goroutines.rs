@@ -6,9 +6,9 @@
 //! validation workers on the 32-slot validation queue (`validation.go:validateWorker`),
 //! and the application's goroutine that signs what it publishes (`topic.go:Publish`).
 //! Each one loops over its queue without blocking while it has work. Go's scheduler
-//! (`runtime/proc.go`) keeps runnable goroutines in a first-in first-out run queue; one
-//! runs until it blocks (its queue is empty) or has run `forcePreemptNS` = 10 ms, then
-//! goes to the back. So a writer that gets its turn writes every RPC waiting for its
+//! (`runtime/proc.go`) keeps runnable goroutines in a first-in first-out run queue (and
+//! one in its `runnext` slot, below); one runs until it blocks (its queue is empty) or
+//! has run `forcePreemptNS` = 10 ms, then goes to the back. So a writer that gets its turn writes every RPC waiting for its
 //! peer, and the validation workers get their turn among the readers and writers, not
 //! a turn per copy.
 //!
@@ -34,16 +34,24 @@
 //!   ahead of the run queue with `inheritTime`, so it runs in the rest of the turn
 //!   (`execute` does not count a new `schedtick`, and `sysmon`'s `retake` preempts a
 //!   turn 10 ms after `schedtick` last changed). In the model the event of a piece done
-//!   by goroutine X that gives work to goroutine Y of the same node is X readying Y.
+//!   by goroutine X that gives work to goroutine Y of the same node is X readying Y: a
+//!   reader's decoded RPC readies the validation workers (in go through the event loop,
+//!   `p.incoming` then `validateQ`, each a hand-off), a validated or signed copy readies
+//!   its writers (`p.sendMsg`, the loop's `publishMessage`, `rpc_queue.go:Push` →
+//!   `dataAvailable.Signal`), the event loop's receive readies a parked reader or
+//!   worker.
+//! - Readied by the network poller: to the run queue's tail (above; `findRunnable`
+//!   runs the first goroutine `netpoll` returns and `injectglist` puts the rest at the
+//!   local run queue's tail). So are writers whose socket or stream window opens, and
+//!   writers given work by the heartbeat, which has no goroutine in the model (in go a
+//!   ticker readies `gossipsub.go:heartbeatTimer`, which hands the heartbeat to the
+//!   loop).
 //! - Readied by a timer (the application's publisher waits on a `time.Timer` channel,
 //!   `testbed/gossipnode/node.go:waitUntil`; `time/sleep.go:sendTime` → `chansend` →
 //!   `goready`): timers run only when the P schedules, at the top of
 //!   `runtime/proc.go:findRunnable` (`pp.timers.check`, before `runqget`), so the
 //!   goroutine takes `runnext` when the running goroutine blocks or is preempted,
 //!   kicking the hand-off there to the tail, and runs next.
-//! - Readied by the network poller: to the run queue's tail (above; `findRunnable`
-//!   runs the first goroutine `netpoll` returns and `injectglist` puts the rest at the
-//!   local run queue's tail).
 //!
 //! Simplified: the validation workers share one turn (the node runs on one core at a
 //! time, see `slices.rs`). A preempted goroutine goes to the back of the run queue and
@@ -660,6 +668,29 @@ mod tests {
         p.push(Goroutine::Publisher, MS, ev(1), Wake::Timer);
         assert_eq!(p.until_tick(), MS);
         assert_eq!(tick(&mut p, MS, MS), Some(ev(1)));
+        assert!(!p.has_work());
+    }
+
+    #[test]
+    fn a_sender_let_in_by_the_running_receiver_runs_next() {
+        // runtime/chan.go:recv wakes the first parked sender with goready (runnext).
+        // Reader 1 parks on the full channel at 1 ms holding a second RPC; a writer
+        // waits; the loop's piece (1-2 ms) takes an RPC and lets the reader in, which
+        // reads its RPC once the loop blocks (2-3), before the writer (3-4).
+        let reader = Goroutine::Reader(1);
+        let mut p = Process::default();
+        p.arrive(reader, MS, ev(1), 0);
+        p.arrive(reader, MS, ev(2), 0);
+        assert_eq!(p.run_for(MS), Some(ev(1)));
+        p.block(reader);
+        p.settle();
+        p.push(Goroutine::Loop, MS, ev(3), Wake::Tail);
+        p.push(Goroutine::Writer(9), MS, ev(4), Wake::Tail);
+        assert_eq!(p.run_for(MS), Some(ev(3)));
+        p.unblock(reader);
+        p.settle();
+        assert_eq!(tick(&mut p, MS, 3 * MS), Some(ev(2)));
+        assert_eq!(tick(&mut p, MS, 4 * MS), Some(ev(4)));
         assert!(!p.has_work());
     }
 }

@@ -2,8 +2,9 @@
 //! in time slices.
 //!
 //! Each node is one process. A core runs one node at a time, for at most one time slice;
-//! the node runs its own work in the order it became ready (its reading goroutines, its
-//! validation workers and its writers, one piece after the other). A node that runs out
+//! the node runs its own work (its reading goroutines, its validation workers and its
+//! writers, one piece after the other) in the order Go's scheduler gives it
+//! (`goroutines.rs`). A node that runs out
 //! of work gives its core up (it blocks on the network); one whose slice is used up goes
 //! to the back of the host's run queue, and the core takes the node at its front. Work
 //! for a node that is not running waits until the node gets a core again.
