@@ -255,3 +255,52 @@ fn the_event_loop_refuses_rpcs_larger_than_half_a_stream_window() {
         other => panic!("{other}"),
     }
 }
+
+/// When node 3 delivers node 0's second message, in the triangle of
+/// `forwarded_receipt` with 15 ms signature checks: node 2 signs two messages from
+/// 135 ms, node 0 its second message from 165 ms.
+fn second_delivery_at_node_3() -> i64 {
+    let costs = json!({"cpu": {
+        "nodes_per_host": 2, "cores": 1, "time_slice_ns": 100 * MS,
+        "per_rpc_received_ns": 10 * US, "per_copy_ns": 15 * MS,
+        "per_rpc_loop_ns": 100 * US, "per_publish_loop_ns": 50 * US,
+        "per_publish_ns": 30 * MS, "event_loop": true,
+    }});
+    let c = config(4, "floodsub", 10 * MS, 2 * S, 1, costs);
+    let schedule = then(
+        then(
+            messages(0, 100 * MS, 0, 1, 100),
+            messages(2, 135 * MS, 0, 2, 100),
+        ),
+        messages(0, 165 * MS, 0, 1, 100),
+    );
+    let mut sim = Simulation::new(&c, &[(0, 1), (0, 3), (1, 3)], &schedule).unwrap();
+    sim.run();
+    let d = &sim.output().deliveries;
+    let i = (0..d.msg.len())
+        .find(|&i| d.msg[i] == 3 && d.node[i] == 3)
+        .expect("node 3 delivers it");
+    d.t_ns[i] - 100 * MS as i64
+}
+
+#[test]
+fn a_copy_a_worker_validates_once_the_message_is_marked_seen_goes_no_further() {
+    // validation.go:validate: a copy validated after markSeen is a duplicate and is not
+    // sent on sendMsg, so the loop never publishes it. Node 3's host runs node 2's two
+    // signatures 135-195 ms; node 3's first copy (from 0) came at 140, node 1's at
+    // 165.160 (node 1: 140-155.160). From 195: reader 0 reads it 195.000-195.010
+    // (sysmon lets reader 1 in); loop 195.010-195.110 (to validation); reader 1
+    // 195.110-195.120 (to the idle loop); the worker validates 195.120-205.120, its
+    // 10 ms turn ends (sysmon lets node 0's second message in: it came at 205);
+    // loop 205.120-205.220 (the second copy: not marked yet, to validation); reader 0
+    // 205.220-205.230 (the second message, to the loop); the worker ends the first copy
+    // 205.230-210.230 (marked, buffered in sendMsg) and runs the second 210.230-215.230;
+    // loop: the second message 215.230-215.330 (to validation), publishes the first
+    // 215.330-215.380 (forward queued); the worker ends the second copy 215.380-
+    // 225.380: a duplicate; the writer sends; the worker validates the second message
+    // 225.380-235.380, its turn ends (sysmon lets node 1's copy of it in, 230.160);
+    // reader 1 235.380-235.390; the worker ends it 235.390-240.390 (marked); loop: node
+    // 1's copy 240.390-240.490 (marked: dropped), publishes 240.490-240.540. Publishing
+    // the duplicate too (50 µs after the writer) would make it 240.590.
+    assert_eq!(second_delivery_at_node_3(), 140_540 * US as i64);
+}
