@@ -15,8 +15,12 @@ prints, over the sampled interval (`run.testbed.cpu_softirq`, from /proc/stat an
   sampling stopped: they also hold the few segments of the connections' set-up);
 - the softirq µs on the nodes' CPU per segment sent, per segment received and per write.
 
-The cost per segment that holds across loads is the one to model; then a least-squares
-fit of softirq s = a × OutSegs over all runs gives `[cpu] per_segment_kernel`.
+and the CPU's busy time that no node's CPU time holds (`not_nodes_s`). A least-squares
+fit of softirq s = a × OutSegs over all runs gives the softirq time per segment sent.
+That is `[cpu] per_segment_kernel` only where the nodes' CPU time leaves softirq time
+out (a kernel with CONFIG_IRQ_TIME_ACCOUNTING); without it, as on the calibration
+machine, the softirq that runs in a node's syscalls is in the node's CPU time, which the
+other costs were fitted to (docs/network-calibration.md, "The kernel's network work").
 
     .venv/bin/python bench/kernel_softirq.py RESULTS...
 """
@@ -90,7 +94,7 @@ def main() -> None:
     segs, soft = table["out_segs"].cast(pl.Float64), table["softirq_s"]
     a = float((segs * soft).sum() / (segs * segs).sum())
     errors = ((segs * a - soft) / soft * 100).round(1).to_list()
-    print(f"per_segment_kernel = {a * 1e6:.2f} us (error per run, %: {errors})")
+    print(f"softirq per segment sent = {a * 1e6:.2f} us (error per run, %: {errors})")
 
 
 if __name__ == "__main__":

@@ -104,7 +104,10 @@ impl CpuConfig {
             ("sigma_per_publish", own(self.sigma_per_publish)),
             ("sigma_per_read_wakeup", own(self.sigma_per_read_wakeup)),
             ("sigma_per_node_wakeup", own(self.sigma_per_node_wakeup)),
-            ("sigma_per_segment_kernel", own(self.sigma_per_segment_kernel)),
+            (
+                "sigma_per_segment_kernel",
+                own(self.sigma_per_segment_kernel),
+            ),
         ]
     }
 }

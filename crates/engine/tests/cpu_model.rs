@@ -223,7 +223,10 @@ fn delivery_times_with_kernel(nodes_per_host: u32, cores: u32, slice: u64) -> Ve
     );
     let c = config(3, "floodsub", 10 * MS, 2 * S, 1, patch);
     let bytes = WireSizes::frame(WireSizes::new(&c.protocol).publish_field(2_000));
-    assert!((1_461..=2_920).contains(&bytes), "two segments: {bytes} bytes");
+    assert!(
+        (1_461..=2_920).contains(&bytes),
+        "two segments: {bytes} bytes"
+    );
     let mut sim = Simulation::new(&c, &star(2), &messages(0, 100 * MS, 0, 1, 2_000)).unwrap();
     sim.run();
     sorted_delivery_times(&sim)
@@ -238,7 +241,10 @@ fn the_kernel_s_work_per_segment_sent_runs_on_the_sender_s_core_at_the_write() {
     // validated 118-123. Writer 2 waits for the core: 105-107, kernel 107-109, leaves at
     // 109, delivered 109 + 10 + 3 + 5 = 127. Without the kernel's work: 121 and 123;
     // charged once per RPC: 122 and 125; not on the sender's core: 123 and 125.
-    assert_eq!(delivery_times_with_kernel(1, 1, MS), vec![123 * MS, 127 * MS]);
+    assert_eq!(
+        delivery_times_with_kernel(1, 1, MS),
+        vec![123 * MS, 127 * MS]
+    );
 }
 
 #[test]
@@ -247,5 +253,8 @@ fn the_kernel_s_work_delays_every_node_on_the_sender_s_core() {
     // and 109, arrive at 115 and 119). Leaf 1 reads 115-118 and validates 118-123, in
     // one go; leaf 2, ready at 119, waits for the core: 123-126, 126-131. The leaves
     // send nothing, so no kernel work of theirs.
-    assert_eq!(delivery_times_with_kernel(3, 1, 100 * MS), vec![123 * MS, 131 * MS]);
+    assert_eq!(
+        delivery_times_with_kernel(3, 1, 100 * MS),
+        vec![123 * MS, 131 * MS]
+    );
 }
