@@ -95,6 +95,19 @@ def test_a_shared_core_gets_the_event_loop_and_the_split_by_goroutine() -> None:
     assert off.per_copy == 84 * US
 
 
+def test_the_measured_costs_hold_the_kernel_s_packet_work_already() -> None:
+    # docs/network-calibration.md, "The kernel's network work": on the calibration machine
+    # (no IRQ time accounting) the softirq work on the nodes' CPU runs in their syscalls
+    # and counts in their CPU time, which the other costs were fitted to: 0, on one core
+    # (by goroutine or not) and on two.
+    for cpu in ({}, {"event_loop": False}):
+        assert parse_scenario(_shared(**cpu), HERE).cpu.per_segment_kernel == 0
+    two = {"cpu": {"costs": "measured", "cores": 2}}
+    assert parse_scenario(two, HERE).cpu.per_segment_kernel == 0
+    given = parse_scenario(_shared(per_segment_kernel="6us"), HERE).cpu
+    assert given.per_segment_kernel == 6 * US
+
+
 def test_the_measured_costs_leave_the_event_loop_off_where_it_is_not_modelled() -> None:
     one_node = {"cpu": {"costs": "measured", "cores": 1}}
     assert not parse_scenario(one_node, HERE).cpu.event_loop, "not time-sliced"

@@ -52,6 +52,27 @@ def test_each_cost_has_its_own_sigma_defaulting_to_the_common_one() -> None:
     assert (cpu["per_read_wakeup_ns"], cpu["sigma_per_read_wakeup"]) == (67_000, 0.5)
 
 
+def test_the_kernel_s_work_per_segment_reaches_the_engine_and_delays_the_copy(
+    tmp_path: Path,
+) -> None:
+    # A line of two nodes, one 2000-byte message: its RPC is two 1460-byte segments, so
+    # 1 ms per segment sent puts the copy 2 ms later (crates/engine/src/cpu.rs,
+    # kernel_send_cost; the timelines are in crates/engine/tests/cpu_model.rs).
+    def latency_ms(per_segment_ns: int) -> float:
+        cpu = {"per_segment_kernel": f"{per_segment_ns}ns", "sigma_per_segment_kernel": 0}
+        data = {
+            "topology": {"kind": "line", "nodes": 2},
+            "cpu": cpu,
+            "workload": {"messages": 1, "size": 2000, "warmup": "1s", "cooldown": "1s"},
+        }
+        s = parse_scenario(data, tmp_path)
+        assert engine_config(s, 2, 10**9)["cpu"]["per_segment_kernel_ns"] == per_segment_ns
+        summary = run(s, tmp_path / str(per_segment_ns)).summary
+        return float(summary["receipt_latency_ms"]["max"])
+
+    assert latency_ms(1_000_000) - latency_ms(0) == pytest.approx(2.0)
+
+
 @pytest.mark.parametrize(
     ("cores", "slice_us"), [(1, 750), (2, 1500), (3, 1500), (8, 3000), (64, 3000)]
 )

@@ -7,7 +7,7 @@ import os
 import threading
 import time
 
-from gossiplab.backends.testbed.resources import process_counts
+from gossiplab.backends.testbed.resources import cpu_times, cpu_times_delta, process_counts
 
 
 def test_read_syscalls_count_each_read() -> None:
@@ -47,3 +47,24 @@ def test_switches_are_summed_over_every_thread() -> None:
 
 def test_a_process_that_is_gone_has_no_counts() -> None:
     assert process_counts(2**22 + 1) is None  # above Linux's pid_max
+
+
+def test_each_cpu_s_times_and_net_softirqs_are_read_and_differenced() -> None:
+    # This process spins on CPU 0 for 0.3 s: CPU 0's user + system time grows by about that
+    # (/proc/stat counts in ticks of 1/USER_HZ s); the columns are those of /proc/stat.
+    allowed = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {0})
+    try:
+        before = cpu_times()
+        end = time.monotonic() + 0.3
+        while time.monotonic() < end:
+            pass
+        delta = cpu_times_delta(before, cpu_times())
+    finally:
+        os.sched_setaffinity(0, allowed)
+    busy = delta["0"]["user_s"] + delta["0"]["system_s"]
+    assert 0.2 <= busy <= 0.6, delta
+    assert {"softirq_s", "irq_s", "net_rx", "net_tx"} <= set(delta["0"])
+    assert cpu_times_delta({"0": {"softirq_s": 1.0}}, {"0": {"softirq_s": 1.25}}) == {
+        "0": {"softirq_s": 0.25}
+    }

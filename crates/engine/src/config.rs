@@ -61,6 +61,9 @@ pub struct CpuConfig {
     pub per_node_wakeup_ns: Time,
     pub per_rpc_sent_ns: Time,
     pub per_kb_sent_ns: Time,
+    /// The kernel's work per TCP segment a node sends, on its host's core at the write
+    /// and charged to none of its goroutines (`cpu.rs`, `write_cost`).
+    pub per_segment_kernel_ns: Time,
     /// Added to each node's `cpu_per_message_ns` for every validated copy.
     pub per_copy_ns: Time,
     pub per_publish_ns: Time,
@@ -74,6 +77,7 @@ pub struct CpuConfig {
     pub sigma_per_publish: Option<f64>,
     pub sigma_per_read_wakeup: Option<f64>,
     pub sigma_per_node_wakeup: Option<f64>,
+    pub sigma_per_segment_kernel: Option<f64>,
     /// The kernel's time slice on a host whose nodes outnumber its cores (`slices.rs`);
     /// unset: Linux's default for the host's cores.
     pub time_slice_ns: Option<Time>,
@@ -89,7 +93,7 @@ pub struct CpuConfig {
 
 impl CpuConfig {
     /// Each cost's own sigma, `sigma` where it has none.
-    pub fn sigmas(&self) -> [(&'static str, f64); 8] {
+    pub fn sigmas(&self) -> [(&'static str, f64); 9] {
         let own = |s: Option<f64>| s.unwrap_or(self.sigma);
         [
             ("sigma_per_rpc_received", own(self.sigma_per_rpc_received)),
@@ -100,6 +104,10 @@ impl CpuConfig {
             ("sigma_per_publish", own(self.sigma_per_publish)),
             ("sigma_per_read_wakeup", own(self.sigma_per_read_wakeup)),
             ("sigma_per_node_wakeup", own(self.sigma_per_node_wakeup)),
+            (
+                "sigma_per_segment_kernel",
+                own(self.sigma_per_segment_kernel),
+            ),
         ]
     }
 }
@@ -115,6 +123,7 @@ impl Default for CpuConfig {
             per_node_wakeup_ns: 0,
             per_rpc_sent_ns: 0,
             per_kb_sent_ns: 0,
+            per_segment_kernel_ns: 0,
             per_copy_ns: 0,
             per_publish_ns: 0,
             sigma: 0.0,
@@ -126,6 +135,7 @@ impl Default for CpuConfig {
             sigma_per_publish: None,
             sigma_per_read_wakeup: None,
             sigma_per_node_wakeup: None,
+            sigma_per_segment_kernel: None,
             time_slice_ns: None,
             event_loop: false,
             per_rpc_loop_ns: 0,

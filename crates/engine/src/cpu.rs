@@ -22,6 +22,8 @@
 //!   framing, the write syscall), in the peer's writer goroutine
 //!   (`comm.go:handleSendingMessages`), which pops the next RPC from the peer's 32-RPC
 //!   queue (`rpc_queue.go:Pop`) only when the previous `writeRPC` returned;
+//! - the kernel's work for the TCP segments of a sent RPC: `per_segment_kernel` each, on
+//!   the sender's host with the writer's work (see `kernel_send_cost`);
 //! - a wake-up of the node: `per_node_wakeup`, once each time a node with nothing to run
 //!   gets work (see `node_wakeup`);
 //! - a publication: `per_publish` (signing, `sign.go:signMessage`, plus whatever the
@@ -33,6 +35,7 @@
 
 use crate::config::{CpuConfig, Time};
 use crate::goroutines::{Goroutine, Wake};
+use crate::network::segments;
 use crate::queue::{Event, EventQueue};
 use crate::rng::Rng;
 use crate::slices::{kernel_default_slice, Slices};
@@ -48,6 +51,7 @@ pub enum Cost {
     Publish = 5,
     ReadWakeup = 6,
     NodeWakeup = 7,
+    SegmentKernel = 8,
 }
 
 pub struct Cpu {
@@ -60,12 +64,12 @@ pub struct Cpu {
     /// When each directed link's reading goroutine (at its receiver) is next free.
     reader_free: Vec<Time>,
     /// Each cost's σ, and exp(−σ²/2): a lognormal's median over its mean.
-    sigma: [f64; 8],
+    sigma: [f64; 9],
     /// Some σ > 0 (else every cost is its mean, with no draw).
     spread: bool,
     /// One node per host, one core per host.
     own_core: bool,
-    median_over_mean: [f64; 8],
+    median_over_mean: [f64; 9],
     /// Reading, writing RPCs costs CPU (asked once per RPC, so kept).
     charges_receiving: bool,
     charges_sending: bool,
@@ -108,7 +112,9 @@ impl Cpu {
                 || config.per_kb_received_ns > 0
                 || config.per_read_wakeup_ns > 0
                 || config.per_node_wakeup_ns > 0,
-            charges_sending: config.per_rpc_sent_ns > 0 || config.per_kb_sent_ns > 0,
+            charges_sending: config.per_rpc_sent_ns > 0
+                || config.per_kb_sent_ns > 0
+                || config.per_segment_kernel_ns > 0,
             costs: config.clone(),
         }
     }
@@ -173,12 +179,32 @@ impl Cpu {
         self.draw_pair(node, rpc, kb)
     }
 
-    /// CPU time `node` takes to write an RPC of `bytes` bytes.
+    /// CPU time `node`'s host takes to write an RPC of `bytes` bytes: its writer's
+    /// work, then the kernel's for the RPC's TCP segments (`kernel_send_cost`).
     #[inline]
     pub fn write_cost(&mut self, node: u32, bytes: u64) -> Time {
         let rpc = (self.costs.per_rpc_sent_ns, Cost::RpcSent);
         let kb = (self.costs.per_kb_sent_ns * bytes / 1000, Cost::KbSent);
-        self.draw_pair(node, rpc, kb)
+        self.draw_pair(node, rpc, kb) + self.kernel_send_cost(node, bytes)
+    }
+
+    /// The kernel's work for the segments of an RPC of `bytes` bytes (MSS-sized,
+    /// `network::segments`) a node sends: `per_segment_kernel` each. The write syscall
+    /// (`tcp_sendmsg` → `tcp_push` → `ip_queue_xmit` → `dev_queue_xmit`) hands each
+    /// segment to the device; a veth (`veth_xmit` → `__netif_rx`) queues it on the
+    /// sending CPU's backlog, whose NET_RX softirq runs as the syscall re-enables
+    /// bottom halves (`local_bh_enable` → `do_softirq`): the receiving side's routing,
+    /// qdiscs and netfilter hooks run there too, on the sender's core and time, and
+    /// with IRQ time accounting they count as softirq time, in no task's CPU time. One
+    /// draw per RPC: its segments go out in one syscall.
+    #[inline]
+    fn kernel_send_cost(&mut self, node: u32, bytes: u64) -> Time {
+        let per_segment = self.costs.per_segment_kernel_ns;
+        if per_segment == 0 {
+            return 0;
+        }
+        let mean = per_segment * segments(bytes);
+        self.draw(node, mean, Cost::SegmentKernel)
     }
 
     /// CPU time of one wake-up of a reading goroutine of `node`. An RPC that finds its

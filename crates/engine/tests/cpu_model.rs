@@ -212,3 +212,49 @@ fn a_cost_given_sigma_zero_stays_exact_under_a_common_sigma() {
     assert!(run(0.0).iter().all(|&lat| lat == 12 * MS));
     assert!(run(1.0).iter().any(|&lat| lat != 12 * MS));
 }
+
+/// As `delivery_times`, with 2000-byte messages (an RPC of two 1460-byte segments:
+/// `WireSizes` frames 2000 bytes in well under 2920) and the kernel's work at 1 ms per
+/// segment sent.
+fn delivery_times_with_kernel(nodes_per_host: u32, cores: u32, slice: u64) -> Vec<u64> {
+    let patch = merged(
+        costs(nodes_per_host, cores, slice),
+        json!({"cpu": {"per_segment_kernel_ns": MS}}),
+    );
+    let c = config(3, "floodsub", 10 * MS, 2 * S, 1, patch);
+    let bytes = WireSizes::frame(WireSizes::new(&c.protocol).publish_field(2_000));
+    assert!(
+        (1_461..=2_920).contains(&bytes),
+        "two segments: {bytes} bytes"
+    );
+    let mut sim = Simulation::new(&c, &star(2), &messages(0, 100 * MS, 0, 1, 2_000)).unwrap();
+    sim.run();
+    sorted_delivery_times(&sim)
+}
+
+#[test]
+fn the_kernel_s_work_per_segment_sent_runs_on_the_sender_s_core_at_the_write() {
+    // Each node on its own core. The write syscall hands both segments to the kernel,
+    // whose work runs on the sender's core before the writer goes on (veth_xmit →
+    // __netif_rx, the softirq at local_bh_enable): sign 100-101, encode 101-103, the
+    // kernel 103-105 (2 segments × 1 ms); copy 1 leaves at 105, is read 115-118 and
+    // validated 118-123. Writer 2 waits for the core: 105-107, kernel 107-109, leaves at
+    // 109, delivered 109 + 10 + 3 + 5 = 127. Without the kernel's work: 121 and 123;
+    // charged once per RPC: 122 and 125; not on the sender's core: 123 and 125.
+    assert_eq!(
+        delivery_times_with_kernel(1, 1, MS),
+        vec![123 * MS, 127 * MS]
+    );
+}
+
+#[test]
+fn the_kernel_s_work_delays_every_node_on_the_sender_s_core() {
+    // Three nodes on one core, slices of 100 ms: node 0 as above (copies leave at 105
+    // and 109, arrive at 115 and 119). Leaf 1 reads 115-118 and validates 118-123, in
+    // one go; leaf 2, ready at 119, waits for the core: 123-126, 126-131. The leaves
+    // send nothing, so no kernel work of theirs.
+    assert_eq!(
+        delivery_times_with_kernel(3, 1, 100 * MS),
+        vec![123 * MS, 131 * MS]
+    );
+}

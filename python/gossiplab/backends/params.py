@@ -93,6 +93,7 @@ def engine_cpu(cpu: CpuConfig) -> dict[str, Any]:
         "per_node_wakeup_ns": cpu.per_node_wakeup,
         "per_rpc_sent_ns": cpu.per_rpc_sent,
         "per_kb_sent_ns": cpu.per_kb_sent,
+        "per_segment_kernel_ns": cpu.per_segment_kernel,
         "per_publish_ns": cpu.per_publish,
         "sigma": cpu.sigma,
         **{f"sigma_{name}": sigma for name, sigma in cpu.sigmas().items()},

@@ -34,6 +34,11 @@ MEASURED: dict[str, int] = {
     "per_rpc_sent": 4 * US,
     "per_kb_sent": 6 * US,
     "per_publish": 29 * US,
+    # The kernel's network work on the nodes' core (the TCP stack, and the emulated
+    # network's forwarding to the delay stage) runs in their syscalls and counts in their
+    # CPU time on the calibration machine (no IRQ time accounting): the costs above hold
+    # it already (docs/network-calibration.md, "The kernel's network work").
+    "per_segment_kernel": 0,
 }
 # Nodes confined to one CPU run with GOMAXPROCS = 1 (runtime/os_linux.go:getCPUCount
 # counts the affinity mask). Their goroutine hand-offs wake no other thread: with one P
@@ -81,6 +86,7 @@ COST_FIELDS = (
     "per_rpc_sent",
     "per_kb_sent",
     "per_publish",
+    "per_segment_kernel",
 )
 
 
@@ -103,6 +109,9 @@ class CpuConfig(Section):
     per_rpc_sent: Duration = 0
     per_kb_sent: Duration = 0  # per 1000 bytes written (encryption, framing)
     per_publish: Duration = 0  # signing, plus the application's own work (e.g. a proof)
+    # The kernel's work per TCP segment a node sends (the TCP stack, and on the testbed the
+    # emulated network's forwarding): on the node's core at the write, in no goroutine.
+    per_segment_kernel: Duration = 0
     # Each cost is a mean; sigma > 0 draws every piece of work from a lognormal of that mean.
     sigma: float = Field(default=0.0, ge=0, le=5)
     # A cost's own lognormal shape (0: constant); unset: `sigma`.
@@ -114,6 +123,7 @@ class CpuConfig(Section):
     sigma_per_rpc_sent: float | None = Field(default=None, ge=0, le=5)
     sigma_per_kb_sent: float | None = Field(default=None, ge=0, le=5)
     sigma_per_publish: float | None = Field(default=None, ge=0, le=5)
+    sigma_per_segment_kernel: float | None = Field(default=None, ge=0, le=5)
     # A host whose nodes outnumber its cores runs them in time slices of this length;
     # unset: Linux's default for the host's cores (see `kernel_time_slice`).
     time_slice: Duration | None = Field(default=None, gt=0)

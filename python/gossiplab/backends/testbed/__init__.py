@@ -193,6 +193,9 @@ def run_testbed(
         "crashed": crashes,
         "nodes": _node_usage(resources, *measured),
         "host": _host_usage(sampler, epoch, *measured),
+        # Each CPU's time from the nodes' start of sampling to its stop, the kernel's
+        # softirq work (packets forwarded, TCP) included: no process's CPU time has it.
+        "cpu_softirq": sampler.cpu_delta(),
         "estimated_node_cores": estimated_cores(s, topology),
         "delay_stage_cpu_s": next(
             (cpu for name, _, cpu, _ in reversed(sampler.extra_rows) if name == "delay_stage"),

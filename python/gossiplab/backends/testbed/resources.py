@@ -63,6 +63,78 @@ def host_cpu() -> tuple[int, int]:
     return sum(values) - idle, sum(values)
 
 
+# /proc/stat's per-CPU columns kept (after the name): user, nice, system, idle, iowait,
+# irq, softirq. With IRQ time accounting (CONFIG_IRQ_TIME_ACCOUNTING) the kernel's
+# interrupt and softirq work is counted here and in no task's utime or stime.
+CPU_COLUMNS = {"user": 0, "nice": 1, "system": 2, "irq": 5, "softirq": 6}
+NET_SOFTIRQS = ("NET_RX", "NET_TX")
+
+
+def cpu_times() -> dict[str, dict[str, float]]:
+    """Seconds per CPU so far (``CPU_COLUMNS``), and how many NET_RX and NET_TX softirqs
+    each CPU raised (``/proc/softirqs``); empty where unreadable."""
+    out: dict[str, dict[str, float]] = {}
+    try:
+        with open("/proc/stat", encoding="ascii") as stat:
+            for line in stat:
+                name, *values = line.split()
+                if name.startswith("cpu") and name != "cpu":
+                    cpu = name[3:]
+                    ticks = {k: int(values[i]) / CLOCK_TICKS for k, i in CPU_COLUMNS.items()}
+                    out[cpu] = {f"{k}_s": v for k, v in ticks.items()}
+        with open("/proc/softirqs", encoding="ascii") as softirqs:
+            cpus = [c.removeprefix("CPU") for c in softirqs.readline().split()]
+            for line in softirqs:
+                name, *counts = line.split()
+                if name.rstrip(":") in NET_SOFTIRQS:
+                    for cpu, count in zip(cpus, counts, strict=False):
+                        out.setdefault(cpu, {})[name.rstrip(":").lower()] = int(count)
+    except (OSError, ValueError, IndexError):
+        return {}
+    for cpu, pid in ksoftirqd_pids().items():
+        seconds = thread_cpu(pid) if cpu in out else None
+        if seconds is not None:
+            out[cpu]["ksoftirqd_s"] = seconds
+    return out
+
+
+def thread_cpu(pid: int) -> float | None:
+    """utime + stime of a thread (a kernel one included) in seconds, None if gone."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def ksoftirqd_pids() -> dict[str, int]:
+    """Each CPU's ksoftirqd thread: the softirq work the kernel defers to it (too much at
+    once, `kernel/softirq.c:__do_softirq`) runs in no node's time."""
+    pids = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/comm", encoding="ascii") as comm:
+                    name = comm.read().strip()
+            except OSError:
+                continue
+            if name.startswith("ksoftirqd/"):
+                pids[name.removeprefix("ksoftirqd/")] = int(entry)
+    return pids
+
+
+def cpu_times_delta(
+    before: dict[str, dict[str, float]], after: dict[str, dict[str, float]]
+) -> dict[str, dict[str, float]]:
+    """``after`` less ``before``, per CPU and column (seconds rounded to 10 ms ticks)."""
+    return {
+        cpu: {k: round(v - before[cpu].get(k, 0), 3) for k, v in columns.items()}
+        for cpu, columns in after.items()
+        if cpu in before
+    }
+
+
 @dataclass
 class Sampler:
     """Samples ``pids`` (node index -> pid) every ``interval_ns`` on a background thread."""
@@ -74,10 +146,14 @@ class Sampler:
     host: list[tuple[int, float]] = field(default_factory=list)  # unix ns, busy share
     extra: dict[str, int] = field(default_factory=dict)  # other processes (delay stage)
     extra_rows: list[tuple[str, int, float, int]] = field(default_factory=list)
+    # Each CPU's times (`cpu_times`) when sampling started and stopped.
+    cpus_started: dict[str, dict[str, float]] = field(default_factory=dict)
+    cpus_stopped: dict[str, dict[str, float]] = field(default_factory=dict)
     _stop: threading.Event = field(default_factory=threading.Event)
     _thread: threading.Thread | None = None
 
     def start(self) -> None:
+        self.cpus_started = cpu_times()
         self._thread = threading.Thread(target=self._loop, name="testbed-sampler", daemon=True)
         self._thread.start()
 
@@ -86,6 +162,12 @@ class Sampler:
         if self._thread is not None:
             self._thread.join()
         self.sample()  # a last one, so the measured interval ends with a sample
+        self.cpus_stopped = cpu_times()
+
+    def cpu_delta(self) -> dict[str, dict[str, float]]:
+        """Each CPU's seconds (user, nice, system, irq, softirq) and NET softirqs raised
+        between `start` and `stop`."""
+        return cpu_times_delta(self.cpus_started, self.cpus_stopped)
 
     def sample(self) -> None:
         now = time.time_ns()
