@@ -8,7 +8,7 @@ use common::*;
 
 use gossiplab_engine::error::EngineError;
 use gossiplab_engine::wire::WireSizes;
-use gossiplab_engine::Simulation;
+use gossiplab_engine::{Schedule, Simulation};
 use serde_json::json;
 
 /// Node 0 publishes `count` 100-byte floodsub messages 1 µs apart from 100 ms to node 1
@@ -189,51 +189,75 @@ fn a_message_with_nothing_to_validate_is_published_while_its_rpc_is_handled() {
     assert_eq!(at, expected);
 }
 
-/// When node 1 handles the copy of node 0's message that node 3 forwards to it.
-/// Node 0 (host {0, 1}) sends it to nodes 1 and 3; node 1 forwards it to node 3, whose
-/// host {2, 3} node 2 keeps busy (a 30 ms signature) when node 3's first copy arrives.
-/// Reading 10 µs per RPC, the loop 100 µs per RPC and 50 µs per publication,
-/// validating 20 µs, signing 30 ms, sending free.
-fn forwarded_receipt() -> i64 {
+/// Node 0 (host {0, 1}) publishes its message A at 100 ms to node 4 (host {4, 5}) and
+/// to node 2 (host {2, 3}), which forwards it to node 4; node 5 keeps node 4's core
+/// busy (a 30 ms signature from 135 ms) until both copies are there. Nodes 1 and 3
+/// are idle. Signing 30 ms, reading `read` per RPC, the loop `per_rpc` per RPC and 50 µs
+/// per publication, validating `per_copy`, sending free; `extra` are more messages.
+fn receiver_run(read: u64, per_rpc: u64, per_copy: u64, extra: Schedule) -> Simulation {
     let costs = json!({"cpu": {
         "nodes_per_host": 2, "cores": 1, "time_slice_ns": 100 * MS,
-        "per_rpc_received_ns": 10 * US, "per_copy_ns": 20 * US,
-        "per_rpc_loop_ns": 100 * US, "per_publish_loop_ns": 50 * US,
+        "per_rpc_received_ns": read, "per_copy_ns": per_copy,
+        "per_rpc_loop_ns": per_rpc, "per_publish_loop_ns": 50 * US,
         "per_publish_ns": 30 * MS, "event_loop": true,
     }});
-    let c = config(4, "floodsub", 10 * MS, 2 * S, 1, costs);
+    let c = config(6, "floodsub", 10 * MS, 2 * S, 1, costs);
     let schedule = then(
-        messages(0, 100 * MS, 0, 1, 100),
-        messages(2, 135 * MS, 0, 1, 100),
+        then(
+            messages(0, 100 * MS, 0, 1, 100),
+            messages(5, 135 * MS, 0, 1, 100),
+        ),
+        extra,
     );
-    let mut sim = Simulation::new(&c, &[(0, 1), (0, 3), (1, 3)], &schedule).unwrap();
+    let mut sim = Simulation::new(&c, &[(0, 2), (0, 4), (2, 4)], &schedule).unwrap();
     sim.run();
-    let r = sim.output().receipts.as_ref().expect("receipts");
-    let i = (0..r.msg.len())
-        .find(|&i| r.msg[i] == 0 && r.node[i] == 1 && r.from_node[i] == 3)
-        .expect("node 3 forwards to node 1");
-    r.t_ns[i] - 100 * MS as i64
+    sim
+}
+
+/// When `node` delivers message `msg`, from 100 ms.
+fn delivered_at(sim: &Simulation, node: u32, msg: u32) -> i64 {
+    let d = &sim.output().deliveries;
+    let i = (0..d.msg.len())
+        .find(|&i| d.msg[i] == msg && d.node[i] == node)
+        .expect("delivered");
+    d.t_ns[i] - 100 * MS as i64
 }
 
 #[test]
 fn a_copy_that_comes_once_a_worker_marked_the_message_seen_is_not_validated() {
     // validation.go:validate marks the message seen once its signature is checked;
     // pubsub.go:handleIncomingRPC (shouldPush → seenMessage) then drops a copy without
-    // validating it, even before the loop has published the message. Node 0 signs
-    // 0-30 ms and sends; both copies arrive at 40 ms. Node 1 (its host idle): reads
-    // 40.000-40.010, loop 40.010-40.110, validates -40.130, publishes -40.180 and
-    // forwards to node 3, where it arrives at 50.180. Node 3's host runs node 2's
-    // signature 35-65 ms, so node 3's reader waits; its first copy woke it at 40 (the
-    // netpoll's last poll), so the second waits for the netpoller. From 65: node 3's
-    // reader reads the first copy 65.000-65.010; sysmon (10 ms since the last poll)
-    // lets the second reader in behind the loop. Loop 65.010-65.110 (the copy goes to
-    // validation); second reader 65.110-65.120 (its copy to the idle loop); validation
-    // 65.120-65.140: marked seen, handed to the loop (busy: buffered); loop 65.140-
-    // 65.240: the second copy, marked seen, dropped; loop publishes 65.240-65.290 and
-    // forwards to node 1 (its writer sends at once), which reads it at 75.290 and
-    // handles it at 75.400 ms. Validating the second copy too (20 µs, before the
-    // writer's turn) would make it 75.420.
-    assert_eq!(forwarded_receipt(), 75_400 * US as i64);
+    // validating it, even before the loop has published the message. On one P the
+    // copy reaches the loop in that window only if the loop is preempted in the middle
+    // of it (goroutines.rs): here the loop takes 12 ms per RPC, more than a Go turn
+    // (10 ms). Reading 10 µs, validating 20 µs. Node 0 also publishes B at 147 ms.
+    //
+    // Node 0 signs A 0-30 ms; both copies reach nodes 2 and 4 at 40. Node 2 (idle
+    // host): reads 40.000-40.010, loop 40.010-52.010 (its turn ends at 50.000; alone,
+    // it goes on), validates -52.030, publishes -52.080: node 4 gets its copy at
+    // 62.080, into the netpoller (node 4 has its first copy to read; it woke at 40).
+    // Node 4 runs once node 5's signature ends at 65: reader 0 reads A 65.000-65.010
+    // and hands it to the idle loop (runnext); sysmon (10 ms since the poll at 40) puts
+    // reader 2 at the tail. Loop 65.010-75.000: the turn (from 65) ends, the loop goes
+    // to the tail behind reader 2. Reader 2 75.000-75.010: A's second copy into
+    // `incoming` (the loop is busy). Loop 75.010-77.020: A's first copy to validation
+    // (the worker takes runnext); the loop takes the second copy, 77.020-85.010: the
+    // turn (from 75.010) ends, the worker in runnext runs, the loop goes to the tail.
+    // Worker 85.010-85.030: A marked seen, buffered in sendMsg (loop busy). Loop
+    // 85.030-89.040: the second copy, marked: dropped. B reached node 4 at 87
+    // (netpoller; sysmon puts reader 0 at the tail at 89.040). The loop publishes A
+    // 89.040-89.090 (delivered), its writer to node 2 sends; reader 0 reads B
+    // 89.090-89.100, loop 89.100-101.100 (turn end at 99.090, alone), worker
+    // -101.120, loop publishes B -101.170.
+    //
+    // Validating the second copy too (at 89.040 the worker takes runnext, the writer's
+    // hand-off kicks it to the tail behind reader 0, the loop's turn on B ends at 99.090
+    // and the worker runs it 99.090-99.110 ahead of the loop) would make B 101.190.
+    let b = messages(0, 147 * MS, 0, 1, 100);
+    let sim = receiver_run(10 * US, 12 * MS, 20 * US, b);
+    assert_eq!(delivered_at(&sim, 4, 0), 89_090 * US as i64);
+    // Messages in schedule order: A is 0, node 5's 1, B 2.
+    assert_eq!(delivered_at(&sim, 4, 2), 101_170 * US as i64);
 }
 
 #[test]
@@ -256,51 +280,36 @@ fn the_event_loop_refuses_rpcs_larger_than_half_a_stream_window() {
     }
 }
 
-/// When node 3 delivers node 0's second message, in the triangle of
-/// `forwarded_receipt` with 15 ms signature checks: node 2 signs two messages from
-/// 135 ms, node 0 its second message from 165 ms.
-fn second_delivery_at_node_3() -> i64 {
-    let costs = json!({"cpu": {
-        "nodes_per_host": 2, "cores": 1, "time_slice_ns": 100 * MS,
-        "per_rpc_received_ns": 10 * US, "per_copy_ns": 15 * MS,
-        "per_rpc_loop_ns": 100 * US, "per_publish_loop_ns": 50 * US,
-        "per_publish_ns": 30 * MS, "event_loop": true,
-    }});
-    let c = config(4, "floodsub", 10 * MS, 2 * S, 1, costs);
-    let schedule = then(
-        then(
-            messages(0, 100 * MS, 0, 1, 100),
-            messages(2, 135 * MS, 0, 2, 100),
-        ),
-        messages(0, 165 * MS, 0, 1, 100),
-    );
-    let mut sim = Simulation::new(&c, &[(0, 1), (0, 3), (1, 3)], &schedule).unwrap();
-    sim.run();
-    let d = &sim.output().deliveries;
-    let i = (0..d.msg.len())
-        .find(|&i| d.msg[i] == 3 && d.node[i] == 3)
-        .expect("node 3 delivers it");
-    d.t_ns[i] - 100 * MS as i64
-}
-
 #[test]
 fn a_copy_a_worker_validates_once_the_message_is_marked_seen_goes_no_further() {
     // validation.go:validate: a copy validated after markSeen is a duplicate and is not
-    // sent on sendMsg, so the loop never publishes it. Node 3's host runs node 2's two
-    // signatures 135-195 ms; node 3's first copy (from 0) came at 140, node 1's at
-    // 165.160 (node 1: 140-155.160). From 195: reader 0 reads it 195.000-195.010
-    // (sysmon lets reader 1 in); loop 195.010-195.110 (to validation); reader 1
-    // 195.110-195.120 (to the idle loop); the worker validates 195.120-205.120, its
-    // 10 ms turn ends (sysmon lets node 0's second message in: it came at 205);
-    // loop 205.120-205.220 (the second copy: not marked yet, to validation); reader 0
-    // 205.220-205.230 (the second message, to the loop); the worker ends the first copy
-    // 205.230-210.230 (marked, buffered in sendMsg) and runs the second 210.230-215.230;
-    // loop: the second message 215.230-215.330 (to validation), publishes the first
-    // 215.330-215.380 (forward queued); the worker ends the second copy 215.380-
-    // 225.380: a duplicate; the writer sends; the worker validates the second message
-    // 225.380-235.380, its turn ends (sysmon lets node 1's copy of it in, 230.160);
-    // reader 1 235.380-235.390; the worker ends it 235.390-240.390 (marked); loop: node
-    // 1's copy 240.390-240.490 (marked: dropped), publishes 240.490-240.540. Publishing
-    // the duplicate too (50 µs after the writer) would make it 240.590.
-    assert_eq!(second_delivery_at_node_3(), 140_540 * US as i64);
+    // sent on sendMsg, so the loop never publishes it. The worker validates both copies
+    // of A in one turn while the loop it readied waits in runnext. Reading 5 ms per
+    // RPC, the loop 6 ms, validating 1 ms: a reader and the loop together outrun a Go
+    // turn (10 ms), so both copies reach the loop before the worker runs.
+    //
+    // Node 0 signs A 0-30 ms; both copies reach nodes 2 and 4 at 40. Node 2 (idle
+    // host): reads 40-45, loop 45-51 (its turn ends at 50; alone, it goes on),
+    // validates 51-52, publishes 52.000-52.050: node 4 gets its copy at 62.050, into
+    // the netpoller (node 4 has its first copy to read; it woke at 40). Node 4 runs
+    // once node 5's signature ends at 65: reader 0 reads A 65-70 and hands it to the
+    // idle loop (runnext); sysmon (10 ms since the poll at 40) puts reader 2 at the
+    // tail. Loop 70-75: the turn (from 65) ends, the loop goes to the tail. Reader 2
+    // 75-80: the second copy into `incoming`. Loop 80-81: the first copy to validation
+    // (the worker takes runnext); the loop takes the second copy, 81-87: to validation
+    // too (not marked yet). The worker, in the rest of the turn (from 80): the first
+    // copy 87-88 (marked seen, handed to the idle loop, which takes runnext), the
+    // second 88-89: marked, a duplicate, not sent. Loop publishes A 89.000-89.050, its
+    // writer sends to node 2, which gets it at 99.050 (idle): reads -104.050, loop
+    // -110.050.
+    //
+    // Sending the duplicate on sendMsg too would make the loop publish it (50 µs)
+    // before the writer runs: node 2's receipt would be at 110.100.
+    let sim = receiver_run(5 * MS, 6 * MS, MS, Schedule::default());
+    assert_eq!(delivered_at(&sim, 4, 0), 89_050 * US as i64);
+    let r = sim.output().receipts.as_ref().expect("receipts");
+    let i = (0..r.msg.len())
+        .find(|&i| r.msg[i] == 0 && r.node[i] == 2 && r.from_node[i] == 4)
+        .expect("node 4 forwards to node 2");
+    assert_eq!(r.t_ns[i] - 100 * MS as i64, 110_050 * US as i64);
 }
