@@ -32,6 +32,8 @@
 
 use std::collections::VecDeque;
 
+use rustc_hash::FxHashMap;
+
 use crate::config::Time;
 use crate::queue::Event;
 
@@ -43,7 +45,7 @@ pub const GO_TURN: Time = 10_000_000;
 pub const SYSMON_POLL: Time = 10_000_000;
 
 /// Which goroutine of a node does a piece of work.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Goroutine {
     /// Reads the RPCs arriving on a link.
     Reader(u32),
@@ -78,6 +80,9 @@ struct Routine {
 #[derive(Default)]
 pub struct Process {
     routines: Vec<Routine>,
+    /// Where each goroutine is in `routines`: a node has a reader and a writer per
+    /// peer, and a pass over them all for every piece of work showed in profiles.
+    index: FxHashMap<Goroutine, u32>,
     /// Runnable goroutines (indices into `routines`); the front one runs.
     run_queue: VecDeque<u32>,
     /// CPU time the front goroutine has run in its current turn.
@@ -93,9 +98,10 @@ pub struct Process {
 impl Process {
     /// `id` has a piece of work of `cost`; `event` happens when it is done.
     pub fn push(&mut self, id: Goroutine, cost: Time, event: Event) {
-        let i = match self.routines.iter().position(|r| r.id == id) {
+        let i = match self.find(id) {
             Some(i) => i,
             None => {
+                self.index.insert(id, self.routines.len() as u32);
                 self.routines.push(Routine {
                     id,
                     pieces: VecDeque::new(),
@@ -113,9 +119,15 @@ impl Process {
         }
     }
 
+    /// Where goroutine `id` is in `routines`, if it ever had work.
+    #[inline]
+    fn find(&self, id: Goroutine) -> Option<usize> {
+        self.index.get(&id).map(|&i| i as usize)
+    }
+
     /// True if goroutine `id` is in the run queue (has work); false if it is blocked.
     pub fn runnable(&self, id: Goroutine) -> bool {
-        self.routines.iter().any(|r| r.id == id && r.runnable)
+        self.find(id).is_some_and(|i| self.routines[i].runnable)
     }
 
     /// True if reading goroutine `id` waits on the network with nothing arrived for it:
@@ -127,7 +139,7 @@ impl Process {
 
     /// True if goroutine `id` is parked on a full channel.
     pub fn blocked(&self, id: Goroutine) -> bool {
-        self.routines.iter().any(|r| r.id == id && r.blocked)
+        self.find(id).is_some_and(|i| self.routines[i].blocked)
     }
 
     /// The running goroutine `id` parks on a full channel (`runtime/chan.go:chansend`
@@ -139,8 +151,8 @@ impl Process {
             .front()
             .map(|&i| self.routines[i as usize].id);
         debug_assert_eq!(front, Some(id), "only the running goroutine blocks itself");
-        if let Some(r) = self.routines.iter_mut().find(|r| r.id == id) {
-            r.blocked = true;
+        if let Some(i) = self.find(id) {
+            self.routines[i].blocked = true;
         }
     }
 
@@ -148,7 +160,7 @@ impl Process {
     /// `goready`): it is runnable again if it has work. (Go puts it in `runnext`; here
     /// it goes to the back of the run queue, as every goroutine that becomes runnable.)
     pub fn unblock(&mut self, id: Goroutine) {
-        let Some(i) = self.routines.iter().position(|r| r.id == id && r.blocked) else {
+        let Some(i) = self.find(id).filter(|&i| self.routines[i].blocked) else {
             return;
         };
         let r = &mut self.routines[i];
