@@ -83,6 +83,7 @@ def measure(folder: Path) -> tuple[pl.DataFrame, float]:
             copies=(pl.col("msgs_recv") + pl.col("msgs_sent"))
             .filter(pl.col("kind") == "payload")
             .sum(),
+            received=pl.col("msgs_recv").filter(pl.col("kind") == "payload").sum(),
             kb=(pl.col("bytes_recv") + pl.col("bytes_sent")).sum() / 1000,
             control=(pl.col("msgs_recv") + pl.col("msgs_sent"))
             .filter(pl.col("kind") != "payload")
@@ -96,10 +97,17 @@ def measure(folder: Path) -> tuple[pl.DataFrame, float]:
         .join(validated, on="node", how="left")
         .fill_null(0)
         .with_columns(
+            pl.col("validated").cast(pl.Float64).alias("delivered"),
             pl.col("validated").cast(pl.Float64) * (1.0 if signed else 0.0),
             pl.col("copies").cast(pl.Float64),
             pl.col("control").cast(pl.Float64),
             pl.lit(folder.name).alias("run"),
+        )
+        # RPCs a node read: its payload copies, scaled by the run's RPCs per copy (every
+        # RPC one node writes, with a write syscall of its own, another reads).
+        .with_columns(
+            rpcs_in=pl.col("received").cast(pl.Float64)
+            * (pl.col("write_syscalls").sum() / pl.col("received").sum()),
         )
     )
     return rows, idle
@@ -163,6 +171,18 @@ def main() -> None:
     parser.add_argument("--per-kb", type=float, default=PER_KB_US)
     parser.add_argument("--per-copy", type=float, default=PER_COPY_US)
     parser.add_argument("--per-rpc-sent", type=float, default=PER_RPC_SENT_US)
+    parser.add_argument(
+        "--per-rpc-loop",
+        type=float,
+        default=0.0,
+        help="µs of the event loop per RPC read, taken off first (one P: 5.5)",
+    )
+    parser.add_argument(
+        "--per-publish-loop",
+        type=float,
+        default=0.0,
+        help="µs of the event loop per message delivered, taken off first (one P: 11.7)",
+    )
     args = parser.parse_args()
     measured = [measure(folder) for folder in args.results]
     for folder, (_, idle) in zip(args.results, measured, strict=True):
@@ -176,12 +196,16 @@ def main() -> None:
             args.per_kb * pl.col("kb")
             + args.per_copy * pl.col("validated")
             + args.per_rpc_sent * pl.col("write_syscalls")
+            + args.per_rpc_loop * pl.col("rpcs_in")
+            + args.per_publish_loop * pl.col("delivered")
         )
         / 1e6
     )
     print(
-        f"\n1 kB runs, less {args.per_kb} µs per kB, {args.per_copy} µs per copy validated"
-        f" and {args.per_rpc_sent} µs per write syscall:"
+        f"\n1 kB runs, less {args.per_kb} µs per kB, {args.per_copy} µs per copy validated,"
+        f" {args.per_rpc_sent} µs per write syscall, and the event loop's"
+        f" {args.per_rpc_loop} µs per RPC read and {args.per_publish_loop} µs per message"
+        " delivered:"
     )
     print("\nCPU per copy a constant:")
     report(rest, ["copies"])

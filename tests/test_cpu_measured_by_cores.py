@@ -63,3 +63,47 @@ def test_a_scenario_on_one_core_pays_the_one_p_wake_up(tmp_path: Path) -> None:
     difference_us = (_latency_ms(tmp_path, 2) - _latency_ms(tmp_path, 1)) * 1_000
     one_p_us = 2 * NODE_WAKEUP_ONE_P_US + 2 * PER_COPY_ONE_P_US
     assert abs(difference_us - (WAKEUP_TWO_P_US - one_p_us)) < 1
+
+
+# docs/network-calibration.md, "On one P", by goroutine: the event loop's 5.5 µs per RPC
+# and 11.7 µs per message published, 60 µs per signature in the validation worker, the
+# node's wake-up refitted to 2 × 10.4 µs with nothing left per RPC read or written.
+LOOP_ONE_P_US = {
+    "per_rpc_loop": 5.5,
+    "per_publish_loop": 11.7,
+    "per_copy": 60,
+    "per_node_wakeup": 21,
+    "per_rpc_received": 0,
+    "per_rpc_sent": 4,
+}
+
+
+def _shared(**cpu: object) -> dict[str, object]:
+    return {"cpu": {"costs": "measured", "nodes_per_host": 40, "cores": 1, **cpu}}
+
+
+def test_a_shared_core_gets_the_event_loop_and_the_split_by_goroutine() -> None:
+    cpu = parse_scenario(_shared(), HERE).cpu
+    assert cpu.event_loop
+    got = {name: getattr(cpu, name) / US for name in LOOP_ONE_P_US}
+    assert got == LOOP_ONE_P_US
+    # Off by choice: the costs carry the loop's work where the loop is not modelled.
+    off = parse_scenario(_shared(event_loop=False), HERE).cpu
+    assert not off.event_loop
+    assert off.per_rpc_loop == 0 and off.per_publish_loop == 0
+    assert off.per_node_wakeup == NODE_WAKEUP_ONE_P_US * US
+    assert off.per_copy == 84 * US
+
+
+def test_the_measured_costs_leave_the_event_loop_off_where_it_is_not_modelled() -> None:
+    one_node = {"cpu": {"costs": "measured", "cores": 1}}
+    assert not parse_scenario(one_node, HERE).cpu.event_loop, "not time-sliced"
+    two_cores = _shared(cores=2)
+    assert not parse_scenario(two_cores, HERE).cpu.event_loop, "not measured on 2 P"
+    large = {**_shared(), "workload": {"size": "500KB"}}
+    assert not parse_scenario(large, HERE).cpu.event_loop, "RPC over half a window"
+    faults = {
+        **_shared(),
+        "faults": [{"kind": "crash", "nodes": [1], "at": "1s"}],
+    }
+    assert not parse_scenario(faults, HERE).cpu.event_loop, "nodes going down"

@@ -13,13 +13,20 @@ from gossiplab.scenario import parse_scenario
 HERE = Path(__file__).parent
 
 
-def test_the_engine_gets_the_event_loop_and_its_cost_in_nanoseconds() -> None:
-    cpu = {"nodes_per_host": 40, "event_loop": True, "per_rpc_loop": "3us"}
+def test_the_engine_gets_the_event_loop_and_its_costs_in_nanoseconds() -> None:
+    cpu = {
+        "nodes_per_host": 40,
+        "event_loop": True,
+        "per_rpc_loop": "3us",
+        "per_publish_loop": "7us",
+    }
     s = parse_scenario({"cpu": cpu}, HERE)
     engine = engine_config(s, 40, 10**9)["cpu"]
-    assert (engine["event_loop"], engine["per_rpc_loop_ns"]) == (True, 3000)
+    loop = (engine["event_loop"], engine["per_rpc_loop_ns"], engine["per_publish_loop_ns"])
+    assert loop == (True, 3000, 7000)
     off = engine_config(parse_scenario({}, HERE), 40, 10**9)["cpu"]
-    assert (off["event_loop"], off["per_rpc_loop_ns"]) == (False, 0)
+    loop = (off["event_loop"], off["per_rpc_loop_ns"], off["per_publish_loop_ns"])
+    assert loop == (False, 0, 0)
 
 
 def test_the_event_loop_is_refused_on_a_host_that_is_not_time_sliced() -> None:

@@ -82,6 +82,9 @@ pub struct CpuConfig {
     pub event_loop: bool,
     /// The event loop's work per RPC (`pubsub.go:handleIncomingRPC`).
     pub per_rpc_loop_ns: Time,
+    /// The event loop's work per message it delivers and forwards
+    /// (`pubsub.go:publishMessage`).
+    pub per_publish_loop_ns: Time,
 }
 
 impl CpuConfig {
@@ -126,6 +129,7 @@ impl Default for CpuConfig {
             time_slice_ns: None,
             event_loop: false,
             per_rpc_loop_ns: 0,
+            per_publish_loop_ns: 0,
         }
     }
 }

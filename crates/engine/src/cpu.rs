@@ -32,7 +32,7 @@
 //! stream per host, so the model's latency tails come from the costs themselves.
 
 use crate::config::{CpuConfig, Time};
-use crate::goroutines::Goroutine;
+use crate::goroutines::{Goroutine, Wake};
 use crate::queue::{Event, EventQueue};
 use crate::rng::Rng;
 use crate::slices::{kernel_default_slice, Slices};
@@ -304,11 +304,30 @@ impl Cpu {
             cost += self.node_wakeup(node);
         }
         match &mut self.slices {
-            Some(slices) => slices.submit(queue, node, g, cost, event),
+            Some(slices) => {
+                let wake = Self::wake(slices, node, g);
+                slices.submit(queue, node, g, wake, cost, event);
+            }
             None => {
                 let done = self.run(node, queue.now(), cost);
                 queue.push(done, node, event);
             }
+        }
+    }
+
+    /// Where `node`'s goroutine `g`, given work now, goes if it was waiting
+    /// (`goroutines.rs`): work given during the event of a piece of the node's running
+    /// goroutine is that goroutine's hand-off (`runnext`); the publisher is readied by
+    /// the application's timer; the rest comes from the network (a reader's data, a
+    /// writer's socket or stream window) or from the model's timers without a goroutine
+    /// of their own (the heartbeat), and goes to the back of the run queue.
+    fn wake(slices: &Slices, node: u32, g: Goroutine) -> Wake {
+        if slices.handing_off(node) {
+            Wake::Next
+        } else if g == Goroutine::Publisher {
+            Wake::Timer
+        } else {
+            Wake::Tail
         }
     }
 
@@ -552,5 +571,49 @@ mod tests {
         // Idle again at 1.15 ms: the piece at 2 ms wakes it once more.
         let apart = sliced_runs(&[(1_000_000, 100_000), (2_000_000, 100_000)]);
         assert_eq!(apart, [1_150_000, 2_150_000]);
+    }
+
+    #[test]
+    fn work_given_in_the_event_of_a_piece_is_its_goroutines_hand_off() {
+        // A time-sliced node: its validator (1 ms) and writer 1 (1 ms) get work at 0 from
+        // the network's side of the model; the validator's piece's event gives writer 2
+        // work (1 ms): the validator readied it (runtime/chan.go, sync.Cond → goready →
+        // runnext), so it runs 1-2, before writer 1 (2-3).
+        let config = CpuConfig {
+            nodes_per_host: 2,
+            ..CpuConfig::default()
+        };
+        let mut c = Cpu::new(&config, 2, 1);
+        let mut queue = EventQueue::new(2);
+        let ms = 1_000_000;
+        c.submit(
+            &mut queue,
+            0,
+            Goroutine::Validator,
+            ms,
+            Event::Signed { msg: 0 },
+        );
+        c.submit(
+            &mut queue,
+            0,
+            Goroutine::Writer(1),
+            ms,
+            Event::Signed { msg: 1 },
+        );
+        let mut done = [0; 3];
+        while let Some((t, event)) = queue.pop() {
+            let Event::CoreTick { host, core } = event else {
+                unreachable!()
+            };
+            if let Some(Event::Signed { msg }) = c.tick_finish(host, core, t) {
+                done[msg as usize] = t;
+                if msg == 0 {
+                    let w2 = Goroutine::Writer(2);
+                    c.submit(&mut queue, 0, w2, ms, Event::Signed { msg: 2 });
+                }
+            }
+            c.tick_next(&mut queue, host, core);
+        }
+        assert_eq!(done, [ms, 3 * ms, 2 * ms]);
     }
 }

@@ -19,11 +19,18 @@
 //!   in `Stream.Write`, so its writer takes nothing more from the peer's 32-RPC queue and
 //!   `send.rs:enqueue` drops there (`rpc_queue.go:Push` → `gossipsub.go:doDropRPC`).
 //!
-//! - A validation worker hands each validated copy to the loop through `p.sendMsg`, 32
+//! - A validation worker marks the message seen once it has checked the signature
+//!   (`validation.go:validate`, `markSeen`): a copy it validates after that is a
+//!   duplicate and goes no further, and the loop drops a copy that arrives after that
+//!   without validating it (`pubsub.go:handleIncomingRPC` → `shouldPush`,
+//!   `seenMessage`). Such duplicates are counted when the message is delivered.
+//! - The worker hands the first validated copy to the loop through `p.sendMsg`, 32
 //!   slots (`validation.go:sendMsgBlocking`), and parks while it is full, keeping its
 //!   place among the copies being validated (`cpu_pending`), so the validation queue
-//!   overflows sooner. The loop's piece for it is `pubsub.go:publishMessage`: deliver
-//!   the first copy, forward it (`per_rpc_loop_ns` too, until it is calibrated apart).
+//!   overflows sooner. The loop's piece for it is `pubsub.go:publishMessage`
+//!   (`per_publish_loop_ns`): deliver the message, forward it. A message that needs no
+//!   validation is published inside the RPC's handling (`pubsub.go:pushMsg`), which
+//!   then costs `per_publish_loop_ns` more per such message.
 //! - With both channels ready, the loop's `select` takes either with probability 1/2
 //!   (`runtime/select.go:selectgo` shuffles its cases with `cheaprandn`); a seeded
 //!   stream per node keeps runs deterministic.
@@ -31,18 +38,49 @@
 //! The model's validation workers share one goroutine (`goroutines.rs`): one parked
 //! worker parks them all, as on a host of one core (go starts one per CPU).
 
+use rustc_hash::FxHashMap;
+use smallvec::SmallVec;
+
 use crate::chan::{Chan, Sent};
+use crate::error::EngineError;
 use crate::goroutines::Goroutine;
 use crate::queue::Event;
 use crate::rng::Rng;
 use crate::sim::Simulation;
 use crate::stream_window::{StreamWindow, INITIAL_STREAM_WINDOW};
+use crate::wire::WireSizes;
 
 /// go-libp2p-pubsub's `incoming` channel: 32 slots (`pubsub.go:NewPubSub`).
 pub const INCOMING_SLOTS: usize = 32;
 
 /// go-libp2p-pubsub's `sendMsg` channel: 32 slots (`pubsub.go:NewPubSub`).
 pub const SEND_MSG_SLOTS: usize = 32;
+
+/// The largest payload RPC the stream windows are modelled for: half a window. The model
+/// hands an RPC to the receiver whole, once all its bytes are written, while go's reader
+/// reads a long message as its bytes come (msgio's `ReadFull`) and returns credit as it
+/// goes; with more than half a window blocked in one RPC the model's sender would wait
+/// for an update its receiver never sends (`stream_window.rs`).
+pub const LARGEST_RPC: u64 = INITIAL_STREAM_WINDOW / 2;
+
+/// Refuse the event loop for messages whose RPC is larger than `LARGEST_RPC`.
+pub fn check_rpc_sizes(wire: &WireSizes, sizes: &[u32]) -> Result<(), EngineError> {
+    let Some(&largest) = sizes.iter().max() else {
+        return Ok(());
+    };
+    let rpc = WireSizes::frame(wire.publish_field(u64::from(largest)));
+    if rpc <= LARGEST_RPC {
+        return Ok(());
+    }
+    Err(EngineError::config(
+        "cpu.event_loop",
+        format!(
+            "event_loop models RPCs up to half a yamux stream window ({LARGEST_RPC} bytes); \
+             a {largest}-byte message makes a {rpc}-byte RPC: use smaller messages, or \
+             event_loop = false"
+        ),
+    ))
+}
 
 /// The one sender on `sendMsg` in the model: the validation workers' goroutine.
 const VALIDATOR: u32 = 0;
@@ -56,6 +94,10 @@ pub struct NodeLoop {
     busy: bool,
     /// The select's choice between two ready channels.
     rng: Rng,
+    /// Messages a validation worker marked seen that the loop has not published yet,
+    /// with the duplicates that came meanwhile: (link, arrived as a receipt), counted
+    /// when the message is published.
+    marked: FxHashMap<u32, SmallVec<[(u32, bool); 4]>>,
 }
 
 impl NodeLoop {
@@ -65,7 +107,13 @@ impl NodeLoop {
             send_msg: Chan::new(SEND_MSG_SLOTS),
             busy: false,
             rng: Rng::for_stream(seed, "event_loop", u64::from(node)),
+            marked: FxHashMap::default(),
         }
+    }
+
+    /// A validation worker marked `msg` seen and the loop has not published it yet.
+    pub fn marked(&self, msg: u32) -> bool {
+        self.marked.contains_key(&msg)
     }
 
     /// Which channel the loop's `select` takes: `Some(true)` for `incoming`,
@@ -120,10 +168,21 @@ impl Simulation {
         &mut self.windows[l]
     }
 
-    /// `node`'s validation worker finished a copy: it hands it to the loop, or parks
-    /// until there is room, still holding its validation slot.
+    /// `node`'s validation worker finished a copy: it marks the message seen and hands
+    /// it to the loop, or parks until there is room, still holding its validation slot.
+    /// A copy of a message already marked is a duplicate (`validation.go:validate`).
     pub(crate) fn hand_validated(&mut self, node: u32, msg: u32, link: u32, hop: u16) {
+        if self.nodes[node as usize].seen.contains_key(&msg) {
+            self.publish_validated(node, msg, link, hop, true);
+            return;
+        }
         let lp = &mut self.loops[node as usize];
+        if let Some(dups) = lp.marked.get_mut(&msg) {
+            dups.push((link, false));
+            self.release_validated(node, msg, link);
+            return;
+        }
+        lp.marked.insert(msg, SmallVec::new());
         match lp.send_msg.send(VALIDATOR, (msg, link, hop)) {
             Sent::Buffered => {
                 self.nodes[node as usize].cpu_pending -= 1;
@@ -132,6 +191,41 @@ impl Simulation {
                 }
             }
             Sent::Blocked => self.cpu.block(node, Goroutine::Validator),
+        }
+    }
+
+    /// A copy of `msg` reached `node`'s loop from `link` after a worker marked the
+    /// message seen and before the loop published it: a duplicate, dropped before
+    /// validation (`pubsub.go:shouldPush`). False if the message is not marked.
+    pub(crate) fn seen_by_validator(&mut self, node: u32, msg: u32, link: u32) -> bool {
+        match self
+            .loops
+            .get_mut(node as usize)
+            .and_then(|lp| lp.marked.get_mut(&msg))
+        {
+            Some(dups) => {
+                dups.push((link, true));
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The loop published `msg`: the duplicates that came since it was marked seen are
+    /// counted now, as if they came after it.
+    pub(crate) fn count_marked_duplicates(&mut self, node: u32, msg: u32) {
+        let Some(dups) = self.loops[node as usize].marked.remove(&msg) else {
+            return;
+        };
+        let now = self.now();
+        for (link, receipt) in dups {
+            let Some(seen) = self.seen_counting_duplicate(node, msg) else {
+                return;
+            };
+            self.count_duplicate(msg, seen);
+            if receipt {
+                self.score_duplicate(link, msg, seen, now);
+            }
         }
     }
 
@@ -161,7 +255,7 @@ impl Simulation {
             self.nodes[node as usize].cpu_pending -= 1;
             self.cpu.unblock(node, Goroutine::Validator);
         }
-        let cost = self.cpu.costs.per_rpc_loop_ns;
+        let cost = self.cpu.costs.per_publish_loop_ns;
         let event = Event::LoopValidated {
             node,
             msg,
@@ -180,11 +274,33 @@ impl Simulation {
         if let Some(reader) = woken {
             self.cpu.unblock(node, Goroutine::Reader(reader));
         }
-        // Exact: the loop's share of pubsub's per-RPC work has no spread of its own yet.
-        let cost = self.cpu.costs.per_rpc_loop_ns;
+        // Exact: the loop's costs have no spread of their own.
+        let cost = self.cpu.costs.per_rpc_loop_ns
+            + self.cpu.costs.per_publish_loop_ns * self.published_unvalidated(node, rpc);
         let event = Event::Decoded { link, rpc };
         self.cpu
             .submit(&mut self.queue, node, Goroutine::Loop, cost, event);
+    }
+}
+
+impl Simulation {
+    /// The messages of `rpc` that `node` will publish while handling it: those it has
+    /// not seen when validating them costs nothing (`pubsub.go:pushMsg` calls
+    /// `publishMessage` when `validation.go:Push` has nothing to validate).
+    fn published_unvalidated(&self, node: u32, rpc: u32) -> u64 {
+        if self.cpu_per_message[node as usize] > 0 {
+            return 0;
+        }
+        let state = &self.nodes[node as usize];
+        let msgs = &self.rpcs.get(rpc).msgs;
+        let fresh = msgs
+            .iter()
+            .enumerate()
+            .filter(|(i, m)| {
+                !state.seen.contains_key(&m.msg) && !msgs[..*i].iter().any(|o| o.msg == m.msg)
+            })
+            .count();
+        fresh as u64
     }
 }
 

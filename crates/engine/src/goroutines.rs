@@ -6,9 +6,9 @@
 //! validation workers on the 32-slot validation queue (`validation.go:validateWorker`),
 //! and the application's goroutine that signs what it publishes (`topic.go:Publish`).
 //! Each one loops over its queue without blocking while it has work. Go's scheduler
-//! (`runtime/proc.go`) keeps runnable goroutines in a first-in first-out run queue; one
-//! runs until it blocks (its queue is empty) or has run `forcePreemptNS` = 10 ms, then
-//! goes to the back. So a writer that gets its turn writes every RPC waiting for its
+//! (`runtime/proc.go`) keeps runnable goroutines in a first-in first-out run queue (and
+//! one in its `runnext` slot, below); one runs until it blocks (its queue is empty) or
+//! has run `forcePreemptNS` = 10 ms, then goes to the back. So a writer that gets its turn writes every RPC waiting for its
 //! peer, and the validation workers get their turn among the readers and writers, not
 //! a turn per copy.
 //!
@@ -23,12 +23,46 @@
 //! empties or 10 ms after the last poll, and everything that arrived meanwhile is read
 //! on that one wake-up.
 //!
+//! How a goroutine that was waiting becomes runnable decides where it goes (`Wake`):
+//!
+//! - Readied by the running goroutine (a channel send or receive that wakes a parked
+//!   peer, `runtime/chan.go:send`/`recv` → `goready`; a `sync.Cond` Signal,
+//!   `runtime/sema.go:notifyListNotifyOne` → `readyWithTime` → `goready`): `goready` →
+//!   `ready(gp, traceskip, next=true)` → `runqput(pp, gp, true)` puts it in the P's
+//!   `runnext` slot, and a newer hand-off kicks the one there to the run queue's tail.
+//!   The running goroutine goes on; once it blocks, `runqget` returns the `runnext` one
+//!   ahead of the run queue with `inheritTime`, so it runs in the rest of the turn
+//!   (`execute` does not count a new `schedtick`, and `sysmon`'s `retake` preempts a
+//!   turn 10 ms after `schedtick` last changed). In the model the event of a piece done
+//!   by goroutine X that gives work to goroutine Y of the same node is X readying Y: a
+//!   reader's decoded RPC readies the validation workers (in go through the event loop,
+//!   `p.incoming` then `validateQ`, each a hand-off), a validated or signed copy readies
+//!   its writers (`p.sendMsg`, the loop's `publishMessage`, `rpc_queue.go:Push` →
+//!   `dataAvailable.Signal`), the event loop's receive readies a parked reader or
+//!   worker.
+//! - Readied by the network poller: to the run queue's tail (above; `findRunnable`
+//!   runs the first goroutine `netpoll` returns and `injectglist` puts the rest at the
+//!   local run queue's tail). So are writers whose socket or stream window opens, and
+//!   writers given work by the heartbeat, which has no goroutine in the model (in go a
+//!   ticker readies `gossipsub.go:heartbeatTimer`, which hands the heartbeat to the
+//!   loop).
+//! - Readied by a timer (the application's publisher waits on a `time.Timer` channel,
+//!   `testbed/gossipnode/node.go:waitUntil`; `time/sleep.go:sendTime` → `chansend` →
+//!   `goready`): timers run only when the P schedules, at the top of
+//!   `runtime/proc.go:findRunnable` (`pp.timers.check`, before `runqget`), so the
+//!   goroutine takes `runnext` when the running goroutine blocks or is preempted,
+//!   kicking the hand-off there to the tail, and runs next.
+//!
 //! Simplified: the validation workers share one turn (the node runs on one core at a
-//! time, see `slices.rs`, so two workers would not run at once), and the goroutine that
-//! became runnable goes to the back of the queue (Go's `runnext` hand-off is not
-//! modelled). The netpoll rule is that of a node with one P: with GOMAXPROCS > 1 a P
-//! with nothing to run parks its thread in the blocking `netpoll`, which wakes readers
-//! at once even while another P runs goroutines; a node here runs on one core at a time.
+//! time, see `slices.rs`). A preempted goroutine goes to the back of the run queue and
+//! whoever runs next gets a turn of its own (Go's `goschedImpl` puts it on the global run
+//! queue, which the P takes from when its local one is empty; and a `runnext`
+//! goroutine that inherits a used-up turn is preempted at `sysmon`'s next check, 20 µs
+//! on). `sysmon`'s poll puts the readers at the local run queue's tail (it has no P, so
+//! `injectglist` puts them on the global run queue). The netpoll rule is that of a node
+//! with one P: with GOMAXPROCS > 1 a P with nothing to run parks its thread in the
+//! blocking `netpoll`, which wakes readers at once even while another P runs goroutines;
+//! a node here runs on one core at a time.
 
 use std::collections::VecDeque;
 
@@ -60,6 +94,19 @@ pub enum Goroutine {
     Loop,
 }
 
+/// How a waiting goroutine becomes runnable (`runtime/proc.go:ready`, `runqput`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Wake {
+    /// Readied by the running goroutine (`goready`): into `runnext`, to run as soon as
+    /// the running goroutine blocks, in the rest of its turn.
+    Next,
+    /// Readied by a timer: into `runnext` when the running goroutine blocks or is
+    /// preempted (`findRunnable` runs the timers before `runqget`).
+    Timer,
+    /// Readied by the network poller: to the back of the run queue.
+    Tail,
+}
+
 /// A piece of CPU work: what happens when it is done, and the CPU time it still needs.
 struct Piece {
     event: Event,
@@ -85,7 +132,16 @@ pub struct Process {
     index: FxHashMap<Goroutine, u32>,
     /// Runnable goroutines (indices into `routines`); the front one runs.
     run_queue: VecDeque<u32>,
-    /// CPU time the front goroutine has run in its current turn.
+    /// Go's `p.runnext`: the goroutine the running one readied last, to run next. Set
+    /// only while a goroutine runs.
+    runnext: Option<u32>,
+    /// Goroutines a timer readied while one ran: they take `runnext` at its end.
+    timer_ready: Vec<u32>,
+    /// The running goroutine's piece is done and its event is being carried out: work
+    /// it gives another goroutine of the node now is its hand-off (`Wake::Next`).
+    handing_off: bool,
+    /// CPU time the front goroutine has run in its current turn (shared with the
+    /// goroutines that inherit it from `runnext`).
     turn: Time,
     /// Work for reading goroutines whose data arrived while the node had runnable
     /// goroutines: not runnable until the next poll of the network.
@@ -96,8 +152,9 @@ pub struct Process {
 }
 
 impl Process {
-    /// `id` has a piece of work of `cost`; `event` happens when it is done.
-    pub fn push(&mut self, id: Goroutine, cost: Time, event: Event) {
+    /// `id` has a piece of work of `cost`; `event` happens when it is done. If `id` was
+    /// waiting (no work, not parked), `wake` says where it goes.
+    pub fn push(&mut self, id: Goroutine, cost: Time, event: Event, wake: Wake) {
         let i = match self.find(id) {
             Some(i) => i,
             None => {
@@ -115,7 +172,7 @@ impl Process {
         r.pieces.push_back(Piece { event, left: cost });
         if !r.runnable && !r.blocked {
             r.runnable = true;
-            self.run_queue.push_back(i as u32);
+            self.ready(i as u32, wake);
         }
     }
 
@@ -123,6 +180,34 @@ impl Process {
     #[inline]
     fn find(&self, id: Goroutine) -> Option<usize> {
         self.index.get(&id).map(|&i| i as usize)
+    }
+
+    /// Goroutine `i` became runnable. With nothing running it runs at once, however it
+    /// was readied.
+    fn ready(&mut self, i: u32, wake: Wake) {
+        if self.run_queue.is_empty() {
+            self.run_queue.push_back(i);
+            return;
+        }
+        match wake {
+            Wake::Next => self.put_next(i),
+            Wake::Timer => self.timer_ready.push(i),
+            Wake::Tail => self.run_queue.push_back(i),
+        }
+    }
+
+    /// `runtime/proc.go:runqput(pp, gp, next=true)`: `i` takes `runnext`, and the
+    /// goroutine it held goes to the back of the run queue.
+    fn put_next(&mut self, i: u32) {
+        if let Some(kicked) = self.runnext.replace(i) {
+            self.run_queue.push_back(kicked);
+        }
+    }
+
+    /// True if the event being carried out is that of a piece of the running goroutine
+    /// (`run_for` returned it; `settle` not yet called).
+    pub fn handing_off(&self) -> bool {
+        self.handing_off
     }
 
     /// True if goroutine `id` is in the run queue (has work); false if it is blocked.
@@ -156,10 +241,11 @@ impl Process {
         }
     }
 
-    /// The channel's receiver let blocked goroutine `id` in (`runtime/chan.go:recv` →
-    /// `goready`): it is runnable again if it has work. (Go puts it in `runnext`; here
-    /// it goes to the back of the run queue, as every goroutine that becomes runnable.)
+    /// The channel's receiver, the running goroutine, let blocked goroutine `id` in
+    /// during its piece's event (`runtime/chan.go:recv` → `goready`): it is runnable
+    /// again if it has work, in `runnext` (`Wake::Next`).
     pub fn unblock(&mut self, id: Goroutine) {
+        debug_assert!(self.handing_off, "the running goroutine lets a sender in");
         let Some(i) = self.find(id).filter(|&i| self.routines[i].blocked) else {
             return;
         };
@@ -167,7 +253,7 @@ impl Process {
         r.blocked = false;
         if !r.pieces.is_empty() && !r.runnable {
             r.runnable = true;
-            self.run_queue.push_back(i as u32);
+            self.ready(i as u32, Wake::Next);
         }
     }
 
@@ -177,12 +263,12 @@ impl Process {
     /// `sched.lastpoll`), else at the next poll (`poll`).
     pub fn arrive(&mut self, id: Goroutine, cost: Time, event: Event, now: Time) {
         if self.runnable(id) {
-            self.push(id, cost, event);
+            self.push(id, cost, event, Wake::Tail);
         } else if self.has_work() || !self.netpoll.is_empty() {
             self.netpoll.push_back((id, Piece { event, left: cost }));
         } else {
             self.last_poll = now;
-            self.push(id, cost, event);
+            self.push(id, cost, event, Wake::Tail);
         }
     }
 
@@ -208,7 +294,7 @@ impl Process {
 
     fn inject(&mut self) {
         while let Some((id, piece)) = self.netpoll.pop_front() {
-            self.push(id, piece.left, piece.event);
+            self.push(id, piece.left, piece.event, Wake::Tail);
         }
     }
 
@@ -228,6 +314,8 @@ impl Process {
     }
 
     /// The running goroutine ran for `elapsed`: the event of its piece if that is done.
+    /// Until `settle`, work that event gives other goroutines of the node is the
+    /// running goroutine's hand-off.
     pub fn run_for(&mut self, elapsed: Time) -> Option<Event> {
         self.turn += elapsed;
         let r = &mut self.routines[self.run_queue[0] as usize];
@@ -236,12 +324,15 @@ impl Process {
         if piece.left > 0 {
             return None;
         }
+        self.handing_off = true;
         r.pieces.pop_front().map(|piece| piece.event)
     }
 
-    /// After a piece's event: a goroutine without work blocks, one whose turn is used up
-    /// goes to the back of the run queue.
+    /// After a piece's event: a goroutine without work blocks and the next one runs in
+    /// the rest of its turn if it is in `runnext`; one whose turn is used up goes to the
+    /// back of the run queue and the next one gets a turn of its own.
     pub fn settle(&mut self) {
+        self.handing_off = false;
         let Some(&front) = self.run_queue.front() else {
             return;
         };
@@ -249,10 +340,30 @@ impl Process {
         if r.pieces.is_empty() || r.blocked {
             r.runnable = false;
             self.run_queue.pop_front();
-            self.turn = 0;
+            if !self.schedule() {
+                self.turn = 0;
+            }
         } else if self.turn >= GO_TURN {
-            self.run_queue.rotate_left(1);
+            self.run_queue.pop_front();
+            self.schedule();
+            self.run_queue.push_back(front);
             self.turn = 0;
+        }
+    }
+
+    /// `runtime/proc.go:findRunnable` after the running goroutine left: the timers
+    /// ready their goroutines into `runnext`, then `runqget` takes `runnext` ahead of
+    /// the run queue. Returns true if it did (`inheritTime`).
+    fn schedule(&mut self) -> bool {
+        for i in std::mem::take(&mut self.timer_ready) {
+            self.put_next(i);
+        }
+        match self.runnext.take() {
+            Some(next) => {
+                self.run_queue.push_front(next);
+                true
+            }
+            None => false,
         }
     }
 }
@@ -275,9 +386,9 @@ mod tests {
             Event::Signed { msg: 2 },
             Event::Signed { msg: 3 },
         );
-        p.push(Goroutine::Validator, 5, a);
-        p.push(Goroutine::Writer(7), 1, c);
-        p.push(Goroutine::Validator, 5, b);
+        p.push(Goroutine::Validator, 5, a, Wake::Tail);
+        p.push(Goroutine::Writer(7), 1, c, Wake::Tail);
+        p.push(Goroutine::Validator, 5, b, Wake::Tail);
         assert_eq!(p.until_tick(), 5);
         assert_eq!(done(&mut p, 5), Some(a));
         assert_eq!(done(&mut p, 5), Some(b), "the validator keeps its turn");
@@ -305,7 +416,7 @@ mod tests {
             Event::Signed { msg: 3 },
         );
         let mut p = Process::default();
-        p.push(Goroutine::Validator, 5_000_000, v);
+        p.push(Goroutine::Validator, 5_000_000, v, Wake::Tail);
         let reader = Goroutine::Reader(3);
         assert!(p.waits_on_network(reader));
         p.arrive(reader, 1_000_000, r1, 1_000_000);
@@ -335,7 +446,7 @@ mod tests {
         let mut p = Process::default();
         p.arrive(Goroutine::Reader(1), 0, Event::Signed { msg: 9 }, 0);
         assert_eq!(tick(&mut p, 0, 0), Some(Event::Signed { msg: 9 }));
-        p.push(Goroutine::Validator, 25_000_000, v);
+        p.push(Goroutine::Validator, 25_000_000, v, Wake::Tail);
         p.arrive(Goroutine::Reader(1), 1_000_000, r, 1_000_000);
         assert_eq!(tick(&mut p, GO_TURN, GO_TURN), None);
         assert!(p.runnable(Goroutine::Reader(1)));
@@ -370,15 +481,17 @@ mod tests {
             "a blocked reader does not run the data it has"
         );
         assert!(!p.waits_on_network(reader), "nor does data wake it");
-        p.push(Goroutine::Loop, 2_000, l1);
+        p.push(Goroutine::Loop, 2_000, l1, Wake::Tail);
         assert_eq!(tick(&mut p, 0, 5_000), None);
         assert_eq!(
             p.until_tick(),
             2_000,
             "the loop runs, the reader stays parked"
         );
+        // The loop's receive lets the reader in during the event of its piece.
+        assert_eq!(p.run_for(2_000), Some(l1));
         p.unblock(reader);
-        assert_eq!(tick(&mut p, 2_000, 7_000), Some(l1));
+        p.settle();
         assert!(!p.blocked(reader) && p.runnable(reader));
         assert_eq!(tick(&mut p, 1_000, 8_000), Some(r2));
         assert!(!p.has_work() && p.waits_on_network(reader));
@@ -393,7 +506,8 @@ mod tests {
         assert_eq!(p.run_for(1_000), Some(r1));
         p.block(reader);
         p.settle();
-        p.push(Goroutine::Loop, 1_000, l1);
+        p.push(Goroutine::Loop, 1_000, l1, Wake::Tail);
+        assert_eq!(p.run_for(1_000), Some(l1));
         p.unblock(reader);
         assert!(!p.runnable(reader) && !p.blocked(reader));
         assert!(p.waits_on_network(reader));
@@ -403,8 +517,8 @@ mod tests {
     fn a_goroutine_is_preempted_after_ten_milliseconds() {
         let mut p = Process::default();
         let (long, short) = (Event::Signed { msg: 1 }, Event::Signed { msg: 2 });
-        p.push(Goroutine::Validator, 25_000_000, long);
-        p.push(Goroutine::Reader(3), 1_000, short);
+        p.push(Goroutine::Validator, 25_000_000, long, Wake::Tail);
+        p.push(Goroutine::Reader(3), 1_000, short, Wake::Tail);
         assert_eq!(p.until_tick(), GO_TURN);
         assert_eq!(done(&mut p, GO_TURN), None);
         assert_eq!(p.until_tick(), 1_000, "the reader's turn");
@@ -414,5 +528,181 @@ mod tests {
         assert_eq!(done(&mut p, GO_TURN), None);
         assert_eq!(p.until_tick(), 5_000_000);
         assert_eq!(done(&mut p, 5_000_000), Some(long));
+    }
+
+    /// A scheduling point at which the running goroutine's piece is done: its event
+    /// gives the goroutines in `handed` work (`Wake::Next`, as `Cpu::submit` does
+    /// during a piece's event).
+    fn hand_off(
+        p: &mut Process,
+        elapsed: Time,
+        now: Time,
+        handed: &[(Goroutine, Time, Event)],
+    ) -> Option<Event> {
+        let event = p.run_for(elapsed);
+        assert!(event.is_some() && p.handing_off());
+        for &(g, cost, e) in handed {
+            p.push(g, cost, e, Wake::Next);
+        }
+        p.sysmon_poll(now);
+        p.settle();
+        p.idle_poll();
+        assert!(!p.handing_off());
+        event
+    }
+
+    const MS: Time = 1_000_000;
+
+    fn ev(msg: u32) -> Event {
+        Event::Signed { msg }
+    }
+
+    #[test]
+    fn a_goroutine_readied_by_the_running_one_runs_before_the_run_queue() {
+        // runtime/proc.go:runqput(pp, gp, next=true), runqget takes runnext first. The
+        // loop has two pieces (0-1, 1-2 ms), a writer waits in the run queue; the
+        // loop's first piece readies the validator, which runs once the loop blocks
+        // (2-3), before the writer (3-4).
+        let mut p = Process::default();
+        p.push(Goroutine::Loop, MS, ev(1), Wake::Tail);
+        p.push(Goroutine::Loop, MS, ev(2), Wake::Tail);
+        p.push(Goroutine::Writer(9), MS, ev(3), Wake::Tail);
+        let v = (Goroutine::Validator, MS, ev(4));
+        assert_eq!(hand_off(&mut p, MS, MS, &[v]), Some(ev(1)));
+        assert_eq!(p.until_tick(), MS, "the loop goes on: it has not blocked");
+        assert_eq!(tick(&mut p, MS, 2 * MS), Some(ev(2)));
+        assert_eq!(tick(&mut p, MS, 3 * MS), Some(ev(4)), "runnext");
+        assert_eq!(tick(&mut p, MS, 4 * MS), Some(ev(3)));
+        assert!(!p.has_work());
+    }
+
+    #[test]
+    fn a_newer_hand_off_kicks_the_older_one_behind_the_run_queue() {
+        // runqput: "Kick the old runnext out to the regular run queue". The loop's
+        // piece readies the validator, then writer 5; writer 9 waited already. When
+        // the loop blocks: writer 5 (runnext), writer 9, the validator.
+        let mut p = Process::default();
+        p.push(Goroutine::Loop, MS, ev(1), Wake::Tail);
+        p.push(Goroutine::Writer(9), MS, ev(2), Wake::Tail);
+        let v = (Goroutine::Validator, MS, ev(3));
+        let w = (Goroutine::Writer(5), MS, ev(4));
+        assert_eq!(hand_off(&mut p, MS, MS, &[v, w]), Some(ev(1)));
+        assert_eq!(tick(&mut p, MS, 2 * MS), Some(ev(4)));
+        assert_eq!(tick(&mut p, MS, 3 * MS), Some(ev(2)));
+        assert_eq!(tick(&mut p, MS, 4 * MS), Some(ev(3)));
+        assert!(!p.has_work());
+    }
+
+    #[test]
+    fn a_hand_off_runs_in_the_rest_of_the_turn() {
+        // runqget returns runnext with inheritTime: execute counts no new schedtick,
+        // and sysmon's retake preempts 10 ms after schedtick last changed. The loop
+        // runs 0-4 ms and readies the validator (25 ms of work), which runs 4-10 (the
+        // rest of the turn), is preempted for the writer (10-11), then runs 11-21 and
+        // 21-30. Without inheriting it would run 4-14 first.
+        let mut p = Process::default();
+        p.push(Goroutine::Loop, 4 * MS, ev(1), Wake::Tail);
+        p.push(Goroutine::Writer(9), MS, ev(2), Wake::Tail);
+        let v = (Goroutine::Validator, 25 * MS, ev(3));
+        assert_eq!(hand_off(&mut p, 4 * MS, 4 * MS, &[v]), Some(ev(1)));
+        assert_eq!(p.until_tick(), 6 * MS, "the rest of the loop's turn");
+        assert_eq!(tick(&mut p, 6 * MS, 10 * MS), None);
+        assert_eq!(p.until_tick(), MS, "preempted: the writer's turn");
+        assert_eq!(tick(&mut p, MS, 11 * MS), Some(ev(2)));
+        assert_eq!(p.until_tick(), GO_TURN, "a turn of its own");
+        assert_eq!(tick(&mut p, GO_TURN, 21 * MS), None);
+        assert_eq!(tick(&mut p, 9 * MS, 30 * MS), Some(ev(3)));
+        assert!(!p.has_work());
+    }
+
+    #[test]
+    fn a_hand_off_runs_first_after_its_readier_is_preempted() {
+        // The loop readies the validator at 1 ms and runs on; at 10 ms it is preempted
+        // (goschedImpl) and runqget takes runnext: the validator 10-11 (a turn of its
+        // own), the writer 11-12, the loop's 11 ms left 12-22 and 22-23.
+        let mut p = Process::default();
+        p.push(Goroutine::Loop, MS, ev(1), Wake::Tail);
+        p.push(Goroutine::Loop, 20 * MS, ev(2), Wake::Tail);
+        p.push(Goroutine::Writer(9), MS, ev(3), Wake::Tail);
+        let v = (Goroutine::Validator, MS, ev(4));
+        assert_eq!(hand_off(&mut p, MS, MS, &[v]), Some(ev(1)));
+        assert_eq!(tick(&mut p, 9 * MS, 10 * MS), None);
+        assert_eq!(tick(&mut p, MS, 11 * MS), Some(ev(4)));
+        assert_eq!(tick(&mut p, MS, 12 * MS), Some(ev(3)));
+        assert_eq!(tick(&mut p, GO_TURN, 22 * MS), None);
+        assert_eq!(tick(&mut p, MS, 23 * MS), Some(ev(2)));
+    }
+
+    #[test]
+    fn a_reader_woken_by_the_network_goes_behind_a_hand_off() {
+        // The node woke at 0 (lastpoll = 0). The loop runs 0-10 ms, a writer waits,
+        // data for reader 2 comes at 1 ms. At 10 ms the loop's piece readies the
+        // validator and sysmon polls (lastpoll + 10 ms): the reader goes to the run
+        // queue's tail (injectglist), the validator to runnext. Validator 10-11,
+        // writer 11-12, reader 12-13.
+        let mut p = Process::default();
+        p.arrive(Goroutine::Reader(1), 0, ev(9), 0);
+        assert_eq!(tick(&mut p, 0, 0), Some(ev(9)));
+        p.push(Goroutine::Loop, GO_TURN, ev(1), Wake::Tail);
+        p.push(Goroutine::Writer(9), MS, ev(2), Wake::Tail);
+        p.arrive(Goroutine::Reader(2), MS, ev(3), MS);
+        let v = (Goroutine::Validator, MS, ev(4));
+        assert_eq!(hand_off(&mut p, GO_TURN, GO_TURN, &[v]), Some(ev(1)));
+        assert_eq!(tick(&mut p, MS, 11 * MS), Some(ev(4)));
+        assert_eq!(tick(&mut p, MS, 12 * MS), Some(ev(2)));
+        assert_eq!(tick(&mut p, MS, 13 * MS), Some(ev(3)));
+        assert!(!p.has_work());
+    }
+
+    #[test]
+    fn a_goroutine_readied_by_a_timer_takes_runnext_when_the_running_one_blocks() {
+        // findRunnable runs the P's timers (pp.timers.check) before runqget. The
+        // publisher's timer fires at 0.5 ms while the loop runs; at 1 ms the loop's
+        // piece readies the validator into runnext and the loop blocks; the timer
+        // then readies the publisher into runnext, kicking the validator behind the
+        // writer: publisher 1-2, writer 2-3, validator 3-4.
+        let mut p = Process::default();
+        p.push(Goroutine::Loop, MS, ev(1), Wake::Tail);
+        p.push(Goroutine::Writer(9), MS, ev(2), Wake::Tail);
+        p.push(Goroutine::Publisher, MS, ev(3), Wake::Timer);
+        assert!(p.runnable(Goroutine::Publisher));
+        let v = (Goroutine::Validator, MS, ev(4));
+        assert_eq!(hand_off(&mut p, MS, MS, &[v]), Some(ev(1)));
+        assert_eq!(tick(&mut p, MS, 2 * MS), Some(ev(3)));
+        assert_eq!(tick(&mut p, MS, 3 * MS), Some(ev(2)));
+        assert_eq!(tick(&mut p, MS, 4 * MS), Some(ev(4)));
+        assert!(!p.has_work());
+    }
+
+    #[test]
+    fn a_goroutine_readied_on_an_idle_node_runs_at_once() {
+        let mut p = Process::default();
+        p.push(Goroutine::Publisher, MS, ev(1), Wake::Timer);
+        assert_eq!(p.until_tick(), MS);
+        assert_eq!(tick(&mut p, MS, MS), Some(ev(1)));
+        assert!(!p.has_work());
+    }
+
+    #[test]
+    fn a_sender_let_in_by_the_running_receiver_runs_next() {
+        // runtime/chan.go:recv wakes the first parked sender with goready (runnext).
+        // Reader 1 parks on the full channel at 1 ms holding a second RPC; a writer
+        // waits; the loop's piece (1-2 ms) takes an RPC and lets the reader in, which
+        // reads its RPC once the loop blocks (2-3), before the writer (3-4).
+        let reader = Goroutine::Reader(1);
+        let mut p = Process::default();
+        p.arrive(reader, MS, ev(1), 0);
+        p.arrive(reader, MS, ev(2), 0);
+        assert_eq!(p.run_for(MS), Some(ev(1)));
+        p.block(reader);
+        p.settle();
+        p.push(Goroutine::Loop, MS, ev(3), Wake::Tail);
+        p.push(Goroutine::Writer(9), MS, ev(4), Wake::Tail);
+        assert_eq!(p.run_for(MS), Some(ev(3)));
+        p.unblock(reader);
+        p.settle();
+        assert_eq!(tick(&mut p, MS, 3 * MS), Some(ev(2)));
+        assert_eq!(tick(&mut p, MS, 4 * MS), Some(ev(4)));
+        assert!(!p.has_work());
     }
 }

@@ -161,7 +161,12 @@ impl Simulation {
         self.sweep_seen(node);
         let seen = self.seen_counting_duplicate(node, m.msg);
         let state = &self.nodes[node as usize];
-        let duplicate = seen.is_some() || state.validating.contains_key(&m.msg);
+        let duplicate = seen.is_some()
+            || state.validating.contains_key(&m.msg)
+            || self
+                .loops
+                .get(node as usize)
+                .is_some_and(|lp| lp.marked(m.msg));
         if let Some(r) = &mut self.out.receipts {
             r.msg.push(m.msg);
             r.node.push(node);
@@ -173,6 +178,10 @@ impl Simulation {
         if let Some(seen) = seen {
             self.count_duplicate(m.msg, seen);
             self.score_duplicate(back, m.msg, seen, now);
+            return;
+        }
+        // With the event loop, a validation worker may have marked it seen already.
+        if !self.loops.is_empty() && self.seen_by_validator(node, m.msg, back) {
             return;
         }
         if !self.queue_for_validation(node, back, sender, m.msg, hop) {
@@ -288,9 +297,26 @@ impl Simulation {
         }
     }
 
+    /// The copy of `msg` from `back` leaves `node`'s validation as a duplicate the
+    /// worker found marked seen (`event_loop.rs`): its slot is free.
+    pub(crate) fn release_validated(&mut self, node: u32, msg: u32, back: u32) {
+        let state = &mut self.nodes[node as usize];
+        let Some(copies) = state.validating.get_mut(&msg) else {
+            return;
+        };
+        let Some(i) = copies.iter().position(|&l| l == back) else {
+            return;
+        };
+        state.cpu_pending -= 1;
+        copies.remove(i);
+        if copies.is_empty() {
+            state.validating.remove(&msg);
+        }
+    }
+
     /// A copy after the first counts for the sender's mesh deliveries (P3) if it came
     /// within the delivery window of the first's validation.
-    fn score_duplicate(&mut self, back: u32, msg: u32, seen: Seen, now: Time) {
+    pub(crate) fn score_duplicate(&mut self, back: u32, msg: u32, seen: Seen, now: Time) {
         let topic = self.messages[msg as usize].topic;
         let validated = seen.expire - self.proto.seen_ttl_ns;
         if let Some(scores) = &mut self.router.scores {
@@ -303,7 +329,7 @@ impl Simulation {
     /// `node`'s seen entry for `msg`, if it has one; a copy arriving now is then a
     /// duplicate, which aggregate mode counts in the entry (one lookup for both).
     #[inline]
-    fn seen_counting_duplicate(&mut self, node: u32, msg: u32) -> Option<Seen> {
+    pub(crate) fn seen_counting_duplicate(&mut self, node: u32, msg: u32) -> Option<Seen> {
         let aggregate = self.out.aggregates.is_some();
         let seen = self.nodes[node as usize].seen.get_mut(&msg)?;
         if aggregate && seen.row != OWN {
@@ -314,7 +340,7 @@ impl Simulation {
 
     /// Full mode: count a duplicate in the first receipt's row; either mode: a copy of
     /// the node's own message (go traces it DUPLICATE_MESSAGE, `pubsub.go:shouldPush`).
-    fn count_duplicate(&mut self, msg: u32, seen: Seen) {
+    pub(crate) fn count_duplicate(&mut self, msg: u32, seen: Seen) {
         if seen.row == OWN {
             self.out.count_own_copy(msg);
         } else if self.out.aggregates.is_none() {

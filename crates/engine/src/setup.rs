@@ -69,6 +69,9 @@ impl Simulation {
         if let Some(cfg) = &config.partial {
             wire = wire.with_partial(u64::from(cfg.parts), cfg.part_bytes, cfg.group_id_size);
         }
+        if config.cpu.event_loop {
+            crate::event_loop::check_rpc_sizes(&wire, &schedule.size)?;
+        }
         let mut sim = Self {
             wire,
             transport: Transport::new(

@@ -181,6 +181,7 @@ impl Simulation {
                 hop,
             } => {
                 self.publish_validated(node, msg, link, hop, false);
+                self.count_marked_duplicates(node, msg);
                 self.loop_next(node);
             }
             Event::Encoded { link } => self.encoded(link),

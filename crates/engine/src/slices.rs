@@ -2,8 +2,9 @@
 //! in time slices.
 //!
 //! Each node is one process. A core runs one node at a time, for at most one time slice;
-//! the node runs its own work in the order it became ready (its reading goroutines, its
-//! validation workers and its writers, one piece after the other). A node that runs out
+//! the node runs its own work (its reading goroutines, its validation workers and its
+//! writers, one piece after the other) in the order Go's scheduler gives it
+//! (`goroutines.rs`). A node that runs out
 //! of work gives its core up (it blocks on the network); one whose slice is used up goes
 //! to the back of the host's run queue, and the core takes the node at its front. Work
 //! for a node that is not running waits until the node gets a core again.
@@ -23,7 +24,7 @@
 use std::collections::VecDeque;
 
 use crate::config::Time;
-use crate::goroutines::{Goroutine, Process};
+use crate::goroutines::{Goroutine, Process, Wake};
 use crate::queue::{Event, EventQueue};
 
 /// Linux's default time slice on a host of `cores` cores, in nanoseconds.
@@ -110,14 +111,22 @@ impl Slices {
         !p.running && !p.waiting
     }
 
+    /// True if the event being carried out is the hand-off of `node`'s running
+    /// goroutine (`Process::handing_off`).
+    pub fn handing_off(&self, node: u32) -> bool {
+        self.procs[node as usize].process.handing_off()
+    }
+
     /// `node`'s goroutine `g` has work of `cost` ready now; `event` happens when it is
-    /// done. A node already on a core or waiting for one just queues it; an idle one
-    /// takes a free core at once, or waits at the back of the run queue.
+    /// done; `wake` says where `g` goes if it was waiting. A node already on a core or
+    /// waiting for one just queues it; an idle one takes a free core at once, or waits
+    /// at the back of the run queue.
     pub fn submit(
         &mut self,
         queue: &mut EventQueue,
         node: u32,
         g: Goroutine,
+        wake: Wake,
         cost: Time,
         event: Event,
     ) {
@@ -125,7 +134,7 @@ impl Slices {
         match g {
             // Data for a reading goroutine: runnable when Go's netpoller says so.
             Goroutine::Reader(_) => p.process.arrive(g, cost, event, queue.now()),
-            _ => p.process.push(g, cost, event),
+            _ => p.process.push(g, cost, event, wake),
         }
         if p.running || p.waiting || !p.process.has_work() {
             return;

@@ -99,4 +99,5 @@ def engine_cpu(cpu: CpuConfig) -> dict[str, Any]:
         "time_slice_ns": cpu.slice_ns(),
         "event_loop": cpu.event_loop,
         "per_rpc_loop_ns": cpu.per_rpc_loop,
+        "per_publish_loop_ns": cpu.per_publish_loop,
     }

@@ -14,7 +14,7 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 
 from gossiplab.scenario.base import MAX_U32, Section
-from gossiplab.units import Duration
+from gossiplab.units import Duration, parse_size
 
 US = 1_000
 
@@ -51,7 +51,27 @@ MEASURED_ONE_P: dict[str, int] = {
     "per_rpc_received": 1_750,
     "per_rpc_sent": MEASURED["per_rpc_sent"] + 1_750,
 }
+# The same nodes with pubsub's event loop modelled (`event_loop`, on a time-sliced host of
+# one core): each cost on the goroutine that pays it in go, from the one-P profiles by
+# goroutine (bench/cpu_profile_goroutines.py; docs/network-calibration.md, "On one P").
+# The loop takes 5.5 µs per RPC it handles (pubsub.go:handleIncomingRPC, its select) and
+# 11.7 µs per message it publishes (publishMessage: deliver, push a forward onto each mesh
+# peer's queue); the validation worker 60 µs per copy; what falls with load (the node's
+# wake-up, 2 × 10.4 µs) is refitted to the calibration runs' CPU with the rest taken off
+# (bench/cpu_calibration.py), and nothing is left per RPC read or written.
+MEASURED_ONE_P_LOOP: dict[str, int] = {
+    **MEASURED,
+    "per_read_wakeup": 0,
+    "per_node_wakeup": 21 * US,
+    "per_rpc_received": 0,
+    "per_rpc_sent": MEASURED["per_rpc_sent"],
+    "per_rpc_loop": 5_500,
+    "per_publish_loop": 11_700,
+}
 MEASURED_PER_COPY = {"strict-sign": 84 * US, "strict-no-sign": 0}
+# ed25519 in the validation worker on one P (validation.go:validateWorker), with the loop
+# modelled: without it the 84 µs also carries the loop's publishMessage.
+MEASURED_PER_COPY_ONE_P_LOOP = {"strict-sign": 60 * US, "strict-no-sign": 0}
 COST_FIELDS = (
     "per_copy",
     "per_rpc_received",
@@ -103,6 +123,8 @@ class CpuConfig(Section):
     event_loop: bool = False
     # The event loop's work per RPC it handles (pubsub.go:handleIncomingRPC).
     per_rpc_loop: Duration = 0
+    # The event loop's work per message it delivers and forwards (pubsub.go:publishMessage).
+    per_publish_loop: Duration = 0
 
     @model_validator(mode="after")
     def _event_loop_on_shared_hosts(self) -> CpuConfig:
@@ -114,7 +136,8 @@ class CpuConfig(Section):
         return self
 
     def charges(self) -> bool:
-        return any(getattr(self, name) for name in COST_FIELDS)
+        loop = (self.per_rpc_loop, self.per_publish_loop)
+        return any(getattr(self, name) for name in COST_FIELDS) or any(loop)
 
     def sigmas(self) -> dict[str, float]:
         """Each cost's lognormal shape, `sigma` where it has none of its own."""
@@ -132,29 +155,63 @@ def kernel_time_slice(cores: int) -> int:
     return 750 * US * (1 + min(cores, 8).bit_length() - 1)
 
 
-def measured_costs(cores: int) -> dict[str, int]:
+def measured_costs(cores: int, event_loop: bool = False) -> dict[str, int]:
     """The measured costs for a host of `cores`: a node there runs with GOMAXPROCS = cores
     (go's default), and one P was measured apart from two. More than 2 was not measured
-    (the machine has 2 CPUs): such hosts get the costs of 2."""
-    return MEASURED_ONE_P if cores == 1 else MEASURED
+    (the machine has 2 CPUs): such hosts get the costs of 2. On one P with the event loop
+    modelled, each cost sits on its own goroutine, the loop's included."""
+    if cores != 1:
+        return MEASURED
+    return MEASURED_ONE_P_LOOP if event_loop else MEASURED_ONE_P
+
+
+# The largest message the event loop's stream windows are modelled for: its RPC fits
+# half a yamux window (crates/engine/src/event_loop.rs, LARGEST_RPC = 128 KiB), less
+# room for the RPC's framing and signature fields.
+EVENT_LOOP_MAX_MESSAGE = 127 * 1024
+
+
+def measured_event_loop(data: dict[str, Any], cpu: dict[str, Any]) -> bool:
+    """Whether `costs = "measured"` models the event loop: on a time-sliced host of one
+    core (where its costs were measured, by goroutine), unless the scenario says, has
+    faults (the loop does not model nodes going down) or messages too large for it."""
+    if "event_loop" in cpu:
+        return bool(cpu["event_loop"])
+    cores = _int(cpu.get("cores", 1))
+    shared = cores == 1 and _int(cpu.get("nodes_per_host", 1)) > cores
+    return shared and not data.get("faults") and _message_size(data) <= EVENT_LOOP_MAX_MESSAGE
+
+
+def _message_size(data: dict[str, Any]) -> int:
+    # Bad values are the schema's to report (workload.size); here they keep the loop off.
+    workload = data.get("workload") if isinstance(data.get("workload"), dict) else {}
+    try:
+        return parse_size(workload.get("size", 1000))
+    except (TypeError, ValueError):
+        return EVENT_LOOP_MAX_MESSAGE + 1
 
 
 def fill_measured(data: dict[str, Any]) -> dict[str, Any]:
     """A scenario's raw data with `cpu.costs = "measured"` written out as the costs of
-    its hosts' cores (`cores`, default 1)."""
+    its hosts' cores (`cores`, default 1), and the event loop where they model it."""
     cpu = data.get("cpu")
     if not isinstance(cpu, dict) or cpu.get("costs") != "measured":
         return data
     protocol = data.get("protocol") if isinstance(data.get("protocol"), dict) else {}
     signing = protocol.get("signing", "strict-sign")
-    costs = measured_costs(_cores(cpu.get("cores", 1)))
+    cores = _int(cpu.get("cores", 1))
+    event_loop = measured_event_loop(data, cpu)
+    costs = measured_costs(cores, event_loop)
     measured = {name: f"{ns}ns" for name, ns in costs.items()}
-    per_copy = MEASURED_PER_COPY.get(signing, MEASURED_PER_COPY["strict-sign"])
-    return {**data, "cpu": {**measured, "per_copy": f"{per_copy}ns", **cpu}}
+    copies = MEASURED_PER_COPY_ONE_P_LOOP if cores == 1 and event_loop else MEASURED_PER_COPY
+    per_copy = copies.get(signing, copies["strict-sign"])
+    filled = {**measured, "per_copy": f"{per_copy}ns", "event_loop": event_loop}
+    return {**data, "cpu": {**filled, **cpu}}
 
 
-def _cores(raw: Any) -> int:
-    # Bad values are the schema's to report (cpu.cores); here they pick either set.
+def _int(raw: Any) -> int:
+    # Bad values are the schema's to report (cpu.cores, cpu.nodes_per_host); here they
+    # pick either set.
     try:
         return int(raw)
     except (TypeError, ValueError):

@@ -1,0 +1,209 @@
+"""Where real nodes' CPU goes, by goroutine, per count of what drives it.
+
+Takes results folders of `gossiplab profile` (the calibration network,
+bench/scenarios/cpu/calib-*.toml, or the cliff files, scenarios/crosscheck/cliff-*.toml).
+Every sample of every node's CPU profile (`testbed/node*/cpu.pprof`, read with
+`go tool pprof -traces`, whose stacks run from the leaf to the goroutine's entry) goes to
+the goroutine that ran it, named by the first frame from the root down that names one:
+
+- loop: go-libp2p-pubsub's event loop, `pubsub.go:processLoop`, split by what it runs:
+  `handleIncomingRPC` (an RPC from `incoming`: subscriptions, the seen check and
+  `validation.go:Push` per message, the router's control handling), `publishMessage` (a
+  validated message from `sendMsg`: `markDelivered`, the subscribers, `rt.Publish`, which
+  pushes a forward onto each mesh peer's queue), the heartbeat (`eval` thunks:
+  `gossipsub.go:heartbeat`, gossip, mesh maintenance) and the rest (the `select`, its
+  channel operations);
+- reader: a peer's reading goroutine, `comm.go:handleNewStream` (msgio framing, protobuf
+  decoding, the send on `incoming`);
+- writer: a peer's writing goroutine, `comm.go:handleSendingMessages` (protobuf encoding,
+  yamux's `Stream.Write`, Noise's encryption, the write syscall);
+- validator: `validation.go:validateWorker` (ed25519, `markSeen`, the send on `sendMsg`);
+- publisher: the application's `Topic.Publish` (signing, `validation.go:PushLocal`);
+- yamux-recv, yamux-send: yamux's `recvLoop` (the read syscalls, Noise's decryption) and
+  `sendLoop` per connection;
+- gc: the collector's own goroutines (marking, sweeping, scavenging);
+- runtime: the scheduler on the thread's own stack (`runtime.mcall`: `park_m`,
+  `schedule`, `findRunnable`, the netpoller, timers) and `sysmon`;
+- tracer: the testbed's own event tracer (not go-libp2p-pubsub's work);
+- other: the rest.
+
+A goroutine's share of the samples, times the CPU the nodes used over the measured
+interval (`resources.parquet`, as bench/cpu_calibration.py takes it), over the count
+that drives it, summed over the nodes of a run: RPCs (write syscalls, one per RPC: every
+RPC a node writes is one another node reads), copies validated (first deliveries, signed
+runs), node-seconds, voluntary context switches, read syscalls.
+
+    .venv/bin/python bench/cpu_profile_goroutines.py RESULTS...
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+from pathlib import Path
+
+import polars as pl
+
+sys.path.insert(0, str(Path(__file__).parent))
+from cpu_calibration import measure
+from cpu_profile_families import _ms
+
+PUBSUB = "github.com/libp2p/go-libp2p-pubsub."
+# (goroutine, frame substrings), tried on each frame from the root down.
+GOROUTINES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("loop", (PUBSUB + "(*PubSub).processLoop",)),
+    ("reader", (PUBSUB + "(*PubSub).handleNewStream",)),
+    ("writer", (PUBSUB + "(*PubSub).handleSendingMessages",)),
+    ("validator", (PUBSUB + "(*validation).validateWorker",)),
+    ("publisher", (PUBSUB + "(*Topic).Publish",)),
+    ("yamux-recv", ("yamux/v5.(*Session).recv",)),
+    ("yamux-send", ("yamux/v5.(*Session).send",)),
+    ("tracer", ("gossipnode.(*FileTracer)",)),
+    (
+        "gc",
+        (
+            "runtime.gcBgMarkWorker",
+            "runtime.bgsweep",
+            "runtime.bgscavenge",
+            "runtime.gcMarkDone",
+            "runtime.forEachP",
+        ),
+    ),
+    ("runtime", ("runtime.mcall", "runtime.mstart", "runtime.morestack", "runtime.sysmon")),
+)
+# What the loop runs, by the first frame from the root down that names it.
+LOOP_PARTS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("loop: handleIncomingRPC", (PUBSUB + "(*PubSub).handleIncomingRPC",)),
+    ("loop: publishMessage", (PUBSUB + "(*PubSub).publishMessage",)),
+    ("loop: heartbeat", (PUBSUB + "(*GossipSubRouter).heartbeat",)),
+)
+LOOP_REST = "loop: select and the rest"
+NAMES = (
+    [g for g, _ in GOROUTINES[:1]]
+    + [p for p, _ in LOOP_PARTS]
+    + [LOOP_REST]
+    + [g for g, _ in GOROUTINES[1:]]
+    + ["other"]
+)
+# Each goroutine's (or loop part's) natural count: columns of `counts` below.
+DRIVER = {
+    "loop": "rpcs",
+    "loop: handleIncomingRPC": "rpcs",
+    "loop: publishMessage": "delivered",
+    "loop: heartbeat": "node_s",
+    LOOP_REST: "rpcs",
+    "reader": "rpcs",
+    "writer": "rpcs",
+    "validator": "validated",
+    "publisher": "published",
+    "yamux-recv": "read_syscalls",
+    "yamux-send": "rpcs",
+    "tracer": "rpcs",
+    "gc": "copies",
+    "runtime": "voluntary_switches",
+    "other": "copies",
+}
+
+
+def _first(stack_root_down: list[str], table: tuple[tuple[str, tuple[str, ...]], ...]) -> str:
+    for frame in stack_root_down:
+        for name, marks in table:
+            if any(m in frame for m in marks):
+                return name
+    return ""
+
+
+def goroutine(stack: list[str]) -> str:
+    """The goroutine (and for the loop, its part) of a sample whose frames run leaf up."""
+    root_down = stack[::-1]
+    name = _first(root_down, GOROUTINES) or "other"
+    if name != "loop":
+        return name
+    return _first(root_down, LOOP_PARTS) or LOOP_REST
+
+
+def profile_goroutines(pprof: Path) -> dict[str, float]:
+    """Milliseconds of samples per goroutine (the loop by part) in one node's profile."""
+    text = subprocess.run(
+        ["go", "tool", "pprof", "-traces", str(pprof)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    totals = dict.fromkeys(NAMES, 0.0)
+    for block in text.split("-----------+")[1:]:
+        lines = [ln for ln in block.splitlines()[1:] if ln.strip()]
+        if not lines:
+            continue
+        value, first = lines[0].split(None, 1)
+        stack = [first.strip()] + [ln.strip() for ln in lines[1:]]
+        totals[goroutine(stack)] += _ms(value)
+    return totals
+
+
+def counts(folder: Path) -> dict[str, float]:
+    """A run's counts over the measured interval, summed over its nodes."""
+    rows, _ = measure(folder)
+    published = pl.read_parquet(folder / "publishes.parquet").height
+    delivered = pl.read_parquet(folder / "deliveries.parquet").height
+    sums = rows.select(
+        pl.col("copies", "validated", "node_s", "read_syscalls", "voluntary_switches").sum(),
+        rpcs=pl.col("write_syscalls").sum(),
+        cpu_s=pl.col("cpu_s").sum(),
+    ).row(0, named=True)
+    return {**sums, "published": float(published), "delivered": float(delivered)}
+
+
+def run_table(folder: Path) -> pl.DataFrame:
+    """One run: per goroutine, its share, its CPU, its count and its cost per count."""
+    samples = dict.fromkeys(NAMES, 0.0)
+    for pprof in sorted((folder / "testbed").glob("node*/cpu.pprof")):
+        for name, ms in profile_goroutines(pprof).items():
+            samples[name] += ms
+    # The loop's row is the sum of its parts.
+    samples["loop"] = sum(samples[p] for p in NAMES if p.startswith("loop: "))
+    total = sum(v for k, v in samples.items() if k != "loop")
+    c = counts(folder)
+    out = []
+    for name in NAMES:
+        share = samples[name] / total
+        count = c[DRIVER[name]]
+        cpu_s = share * c["cpu_s"]
+        per = cpu_s / count * 1e6 if count else float("nan")
+        out.append((folder.name, name, samples[name], share, cpu_s, DRIVER[name], count, per))
+    return pl.DataFrame(
+        out,
+        schema=["run", "goroutine", "ms", "share", "cpu_s", "per", "count", "us_per_count"],
+        orient="row",
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("results", type=Path, nargs="+")
+    args = parser.parse_args()
+    for folder in args.results:
+        c = counts(folder)
+        print(
+            f"{folder.name}: CPU {c['cpu_s']:.2f} s, RPCs {c['rpcs']:,.0f}, copies "
+            f"validated {c['validated']:,.0f}, delivered {c['delivered']:,.0f}, "
+            f"node-s {c['node_s']:.0f}, switches {c['voluntary_switches']:,.0f}"
+        )
+    table = pl.concat([run_table(folder) for folder in args.results])
+    runs = [folder.name for folder in args.results]
+    with pl.Config(tbl_rows=-1, tbl_cols=-1, float_precision=2, tbl_width_chars=250):
+        for value in ("share", "us_per_count"):
+            wide = table.pivot(on="run", index=["goroutine", "per"], values=value)
+            print(f"\n{value}:")
+            print(wide.select("goroutine", "per", *runs))
+        # Over every run given: each goroutine's CPU over the sum of its count.
+        pooled = table.group_by("goroutine", "per", maintain_order=True).agg(
+            us_per_count=pl.col("cpu_s").sum() / pl.col("count").sum() * 1e6
+        )
+        print("\npooled over the runs:")
+        print(pooled)
+
+
+if __name__ == "__main__":
+    main()
