@@ -1,7 +1,8 @@
 """Time one engine build on fixed inputs, to compare builds or inputs (A/B).
 
-    python bench/engine_ab.py prepare SCENARIO OUT.pkl [measured]
-        write the engine's inputs for SCENARIO (with `[cpu] costs = "measured"` if asked)
+    python bench/engine_ab.py prepare SCENARIO OUT.pkl [measured] [FRAGMENT.toml]
+        write the engine's inputs for SCENARIO (with `[cpu] costs = "measured"` if asked,
+        and the tables of FRAGMENT.toml merged into the scenario's, key by key)
     python bench/engine_ab.py time ENGINE.so INPUTS.pkl [FRACTION]
         run that engine build on them (up to FRACTION of the run's end) and print
         wall seconds, CPU seconds and events
@@ -27,7 +28,19 @@ from types import ModuleType
 from typing import Any
 
 
-def prepare(scenario: str, out: str, measured: str = "") -> None:
+def merge(data: dict[str, Any], fragment: dict[str, Any]) -> dict[str, Any]:
+    """`data` with `fragment`'s keys set, tables merged key by key."""
+    merged = dict(data)
+    for key, value in fragment.items():
+        old = merged.get(key)
+        if isinstance(old, dict) and isinstance(value, dict):
+            merged[key] = merge(old, value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def prepare(scenario: str, out: str, measured: str = "", fragment: str = "") -> None:
     from gossiplab.backends.model import engine_args
     from gossiplab.scenario import parse_scenario
     from gossiplab.topology import build_topology
@@ -36,6 +49,8 @@ def prepare(scenario: str, out: str, measured: str = "") -> None:
     data = tomllib.loads(Path(scenario).read_text())
     if measured:
         data["cpu"] = {"costs": "measured"}
+    if fragment:
+        data = merge(data, tomllib.loads(Path(fragment).read_text()))
     s = parse_scenario(data, Path(scenario).parent)
     topo = build_topology(s)
     sched = build_schedule(s, topo.nodes)

@@ -66,6 +66,8 @@
 
 use std::collections::VecDeque;
 
+use rustc_hash::FxHashMap;
+
 use crate::config::Time;
 use crate::queue::Event;
 
@@ -77,7 +79,7 @@ pub const GO_TURN: Time = 10_000_000;
 pub const SYSMON_POLL: Time = 10_000_000;
 
 /// Which goroutine of a node does a piece of work.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Goroutine {
     /// Reads the RPCs arriving on a link.
     Reader(u32),
@@ -125,6 +127,9 @@ struct Routine {
 #[derive(Default)]
 pub struct Process {
     routines: Vec<Routine>,
+    /// Where each goroutine is in `routines`: a node has a reader and a writer per
+    /// peer, and a pass over them all for every piece of work showed in profiles.
+    index: FxHashMap<Goroutine, u32>,
     /// Runnable goroutines (indices into `routines`); the front one runs.
     run_queue: VecDeque<u32>,
     /// Go's `p.runnext`: the goroutine the running one readied last, to run next. Set
@@ -150,9 +155,10 @@ impl Process {
     /// `id` has a piece of work of `cost`; `event` happens when it is done. If `id` was
     /// waiting (no work, not parked), `wake` says where it goes.
     pub fn push(&mut self, id: Goroutine, cost: Time, event: Event, wake: Wake) {
-        let i = match self.routines.iter().position(|r| r.id == id) {
+        let i = match self.find(id) {
             Some(i) => i,
             None => {
+                self.index.insert(id, self.routines.len() as u32);
                 self.routines.push(Routine {
                     id,
                     pieces: VecDeque::new(),
@@ -168,6 +174,12 @@ impl Process {
             r.runnable = true;
             self.ready(i as u32, wake);
         }
+    }
+
+    /// Where goroutine `id` is in `routines`, if it ever had work.
+    #[inline]
+    fn find(&self, id: Goroutine) -> Option<usize> {
+        self.index.get(&id).map(|&i| i as usize)
     }
 
     /// Goroutine `i` became runnable. With nothing running it runs at once, however it
@@ -200,7 +212,7 @@ impl Process {
 
     /// True if goroutine `id` is in the run queue (has work); false if it is blocked.
     pub fn runnable(&self, id: Goroutine) -> bool {
-        self.routines.iter().any(|r| r.id == id && r.runnable)
+        self.find(id).is_some_and(|i| self.routines[i].runnable)
     }
 
     /// True if reading goroutine `id` waits on the network with nothing arrived for it:
@@ -212,7 +224,7 @@ impl Process {
 
     /// True if goroutine `id` is parked on a full channel.
     pub fn blocked(&self, id: Goroutine) -> bool {
-        self.routines.iter().any(|r| r.id == id && r.blocked)
+        self.find(id).is_some_and(|i| self.routines[i].blocked)
     }
 
     /// The running goroutine `id` parks on a full channel (`runtime/chan.go:chansend`
@@ -224,8 +236,8 @@ impl Process {
             .front()
             .map(|&i| self.routines[i as usize].id);
         debug_assert_eq!(front, Some(id), "only the running goroutine blocks itself");
-        if let Some(r) = self.routines.iter_mut().find(|r| r.id == id) {
-            r.blocked = true;
+        if let Some(i) = self.find(id) {
+            self.routines[i].blocked = true;
         }
     }
 
@@ -234,7 +246,7 @@ impl Process {
     /// again if it has work, in `runnext` (`Wake::Next`).
     pub fn unblock(&mut self, id: Goroutine) {
         debug_assert!(self.handing_off, "the running goroutine lets a sender in");
-        let Some(i) = self.routines.iter().position(|r| r.id == id && r.blocked) else {
+        let Some(i) = self.find(id).filter(|&i| self.routines[i].blocked) else {
             return;
         };
         let r = &mut self.routines[i];

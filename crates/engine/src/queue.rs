@@ -211,7 +211,7 @@ impl EventQueue {
     }
 
     /// Schedule `event`, caused by `source`, at `time` (never in the past).
-    #[inline]
+    #[inline(always)]
     pub fn push(&mut self, time: Time, source: u32, event: Event) {
         assert!(
             time >= self.now,
