@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import polars as pl
@@ -147,22 +148,27 @@ def _ms(value: str) -> float:
     return float(value.rstrip("s")) * 1e3
 
 
-def profile_families(pprof: Path) -> dict[str, float]:
-    """Milliseconds of samples per family in one node's profile."""
+def traces(pprof: Path) -> Iterator[tuple[float, list[str]]]:
+    """Every sampled stack of one node's profile (leaf first), with its milliseconds."""
     text = subprocess.run(
         ["go", "tool", "pprof", "-traces", str(pprof)],
         capture_output=True,
         text=True,
         check=True,
     ).stdout
-    totals = dict.fromkeys(NAMES, 0.0)
     for block in text.split("-----------+")[1:]:
         lines = [ln for ln in block.splitlines()[1:] if ln.strip()]
         if not lines:
             continue
         value, first = lines[0].split(None, 1)
-        stack = [first.strip()] + [ln.strip() for ln in lines[1:]]
-        totals[family(stack)] += _ms(value)
+        yield _ms(value), [first.strip()] + [ln.strip() for ln in lines[1:]]
+
+
+def profile_families(pprof: Path) -> dict[str, float]:
+    """Milliseconds of samples per family in one node's profile."""
+    totals = dict.fromkeys(NAMES, 0.0)
+    for ms, stack in traces(pprof):
+        totals[family(stack)] += ms
     return totals
 
 

@@ -39,7 +39,6 @@ runs), node-seconds, voluntary context switches, read syscalls.
 from __future__ import annotations
 
 import argparse
-import subprocess
 import sys
 from pathlib import Path
 
@@ -47,7 +46,7 @@ import polars as pl
 
 sys.path.insert(0, str(Path(__file__).parent))
 from cpu_calibration import measure
-from cpu_profile_families import _ms
+from cpu_profile_families import traces
 
 PUBSUB = "github.com/libp2p/go-libp2p-pubsub."
 # (goroutine, frame substrings), tried on each frame from the root down.
@@ -125,20 +124,9 @@ def goroutine(stack: list[str]) -> str:
 
 def profile_goroutines(pprof: Path) -> dict[str, float]:
     """Milliseconds of samples per goroutine (the loop by part) in one node's profile."""
-    text = subprocess.run(
-        ["go", "tool", "pprof", "-traces", str(pprof)],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
     totals = dict.fromkeys(NAMES, 0.0)
-    for block in text.split("-----------+")[1:]:
-        lines = [ln for ln in block.splitlines()[1:] if ln.strip()]
-        if not lines:
-            continue
-        value, first = lines[0].split(None, 1)
-        stack = [first.strip()] + [ln.strip() for ln in lines[1:]]
-        totals[goroutine(stack)] += _ms(value)
+    for ms, stack in traces(pprof):
+        totals[goroutine(stack)] += ms
     return totals
 
 
