@@ -269,22 +269,11 @@ impl Simulation {
         hop: u16,
         release: bool,
     ) {
-        let state = &mut self.nodes[node as usize];
         // A node that went down (and maybe restarted) meanwhile lost this work.
-        let Some(copies) = state.validating.get_mut(&msg) else {
+        if !self.leave_validation(node, msg, back, release) {
             return;
-        };
-        let Some(i) = copies.iter().position(|&l| l == back) else {
-            return;
-        };
-        if release {
-            state.cpu_pending -= 1;
         }
-        copies.remove(i);
-        if copies.is_empty() {
-            state.validating.remove(&msg);
-        }
-        if state.down {
+        if self.nodes[node as usize].down {
             return; // validated by a node that is down: nobody will ever see it
         }
         if msg >= self.messages.len() as u32 {
@@ -300,18 +289,27 @@ impl Simulation {
     /// The copy of `msg` from `back` leaves `node`'s validation as a duplicate the
     /// worker found marked seen (`event_loop.rs`): its slot is free.
     pub(crate) fn release_validated(&mut self, node: u32, msg: u32, back: u32) {
+        self.leave_validation(node, msg, back, true);
+    }
+
+    /// Take the copy of `msg` from `back` out of `node`'s validation, freeing its slot
+    /// (`cpu_pending`) if `release`. False if it is not there (the node went down).
+    fn leave_validation(&mut self, node: u32, msg: u32, back: u32, release: bool) -> bool {
         let state = &mut self.nodes[node as usize];
         let Some(copies) = state.validating.get_mut(&msg) else {
-            return;
+            return false;
         };
         let Some(i) = copies.iter().position(|&l| l == back) else {
-            return;
+            return false;
         };
-        state.cpu_pending -= 1;
+        if release {
+            state.cpu_pending -= 1;
+        }
         copies.remove(i);
         if copies.is_empty() {
             state.validating.remove(&msg);
         }
+        true
     }
 
     /// A copy after the first counts for the sender's mesh deliveries (P3) if it came
