@@ -110,7 +110,7 @@ class CpuConfig(Section):
     per_kb_sent: Duration = 0  # per 1000 bytes written (encryption, framing)
     per_publish: Duration = 0  # signing, plus the application's own work (e.g. a proof)
     # The kernel's work per TCP segment a node sends (the TCP stack, and on the testbed the
-    # emulated network's forwarding): on the node's core at the write, in no goroutine.
+    # emulated network's forwarding): charged with the writer's work.
     per_segment_kernel: Duration = 0
     # Each cost is a mean; sigma > 0 draws every piece of work from a lognormal of that mean.
     sigma: float = Field(default=0.0, ge=0, le=5)
