@@ -22,13 +22,14 @@ read after the netpoller wakes it), so `per_read_wakeup` = 2 × `per_read`. It a
 prints the idle CPU of a node (per second, before the first publication).
 
 A voluntary switch is a thread of the node blocking. With one P (nodes confined to one
-CPU) a node that runs out of work takes at least two: its only running thread blocks in
-the blocking `netpoll` (`runtime/proc.go:findRunnable`), and `sysmon`, which its first
-syscall after the wake-up woke from its deep sleep (`entersyscall`), goes back to sleep
-on `sched.sysmonnote` once every P is idle (`runtime/proc.go:sysmon`). So the node's
-wake-up (`per_node_wakeup`, one per idle-to-busy cycle) = 2 × the cost per switch; the
-rest of the switches (sysmon's `usleep` while the node runs) follow the time it is busy
-and are left to the fit's other terms.
+CPU) a node that runs out of work blocks its only running thread in the blocking
+`netpoll` (`runtime/proc.go:findRunnable`); `sysmon`, which the node's first syscall
+after the wake-up woke from its deep sleep (`entersyscall`), sleeps 20 µs at a time
+while the node runs and goes back to its deep sleep on `sched.sysmonnote` once every P
+is idle (`runtime/proc.go:sysmon`). The kernel's scheduler counts 3.24 voluntary
+switches per such wake-up on the one-P calibration runs (bench/wakeup_switches.py), so
+the node's wake-up (`per_node_wakeup`, one per idle-to-busy cycle) = 3.24 × the cost
+per switch.
 
     .venv/bin/python bench/cpu_calibration.py RESULTS...
 """
@@ -44,7 +45,8 @@ import polars as pl
 
 COUNTS = ("cpu_s", "read_syscalls", "write_syscalls", "voluntary_switches")
 READS_PER_WAKEUP = 2
-SWITCHES_PER_WAKEUP = 2
+# Measured by bench/wakeup_switches.py (docs/network-calibration.md, "On one P").
+SWITCHES_PER_WAKEUP = 3.24
 # From the profiles (docs/network-calibration.md): chacha20-poly1305 per kB each way, and
 # ed25519's share of a signed run's CPU per copy validated.
 PER_KB_US = 6.0

@@ -12,10 +12,12 @@ from gossiplab.scenario.cpu import MEASURED, MEASURED_ONE_P
 HERE = Path(__file__).parent
 US = 1_000
 # docs/network-calibration.md, "CPU costs": on two P a reader's wake-up, two read
-# syscalls; on one P a node's wake-up, two voluntary switches of 11 µs, and 1.75 µs per
-# copy received or sent.
+# syscalls; on one P a node's wake-up, the 3.24 voluntary switches its threads make per
+# wake-up (bench/wakeup_switches.py) at 11 µs each, and 1.75 µs per copy received or
+# sent.
 WAKEUP_TWO_P_US = 62
-NODE_WAKEUP_ONE_P_US = 22
+SWITCHES_PER_NODE_WAKEUP = 3.24
+NODE_WAKEUP_ONE_P_US = round(SWITCHES_PER_NODE_WAKEUP * 11.0, 3)
 PER_COPY_ONE_P_US = 1.75
 ONE_P = ("per_read_wakeup", "per_node_wakeup", "per_rpc_received", "per_rpc_sent")
 
@@ -67,12 +69,13 @@ def test_a_scenario_on_one_core_pays_the_one_p_wake_up(tmp_path: Path) -> None:
 
 # docs/network-calibration.md, "On one P", by goroutine: the event loop's 5.5 µs per RPC
 # and 11.7 µs per message published, 60 µs per signature in the validation worker, the
-# node's wake-up refitted to 2 × 10.4 µs with nothing left per RPC read or written.
+# node's wake-up refitted to 3.24 switches of 10.38 µs with nothing left per RPC read or
+# written.
 LOOP_ONE_P_US = {
     "per_rpc_loop": 5.5,
     "per_publish_loop": 11.7,
     "per_copy": 60,
-    "per_node_wakeup": 21,
+    "per_node_wakeup": round(SWITCHES_PER_NODE_WAKEUP * 10.38, 3),
     "per_rpc_received": 0,
     "per_rpc_sent": 4,
 }

@@ -40,6 +40,13 @@ MEASURED: dict[str, int] = {
     # it already (docs/network-calibration.md, "The kernel's network work").
     "per_segment_kernel": 0,
 }
+# A node's threads block this many times (voluntary context switches) per wake-up of the
+# node, measured with the kernel's scheduler tracepoint on the one-P calibration runs
+# (bench/wakeup_switches.py, 3.00-3.93 per run): the node's thread in the blocking
+# netpoll, sysmon's deep sleep, and sysmon's 20 µs sleeps while the node runs
+# (runtime/proc.go:sysmon), 1.1-2.1 per wake-up. The calibration fits the CPU to every
+# voluntary switch, so a wake-up costs this many switches.
+SWITCHES_PER_NODE_WAKEUP = 3.24
 # Nodes confined to one CPU run with GOMAXPROCS = 1 (runtime/os_linux.go:getCPUCount
 # counts the affinity mask). Their goroutine hand-offs wake no other thread: with one P
 # there is no idle P for runtime/proc.go:wakep (called by ready) to start an M for
@@ -47,12 +54,12 @@ MEASURED: dict[str, int] = {
 # the node has nothing to run (runtime/proc.go:findRunnable, the blocking netpoll), and
 # the CPU beyond bytes, signatures and writes fits voluntary context switches (11.0 µs
 # each, + 1.75 µs per copy received or sent) better than read syscalls: the node's
-# wake-up is two switches (bench/cpu_calibration.py), and replaces the reader's
-# (docs/network-calibration.md, "On one P").
+# wake-up is SWITCHES_PER_NODE_WAKEUP of them (bench/cpu_calibration.py), and replaces
+# the reader's (docs/network-calibration.md, "On one P").
 MEASURED_ONE_P: dict[str, int] = {
     **MEASURED,
     "per_read_wakeup": 0,
-    "per_node_wakeup": 22 * US,
+    "per_node_wakeup": round(SWITCHES_PER_NODE_WAKEUP * 11_000),
     "per_rpc_received": 1_750,
     "per_rpc_sent": MEASURED["per_rpc_sent"] + 1_750,
 }
@@ -61,13 +68,14 @@ MEASURED_ONE_P: dict[str, int] = {
 # goroutine (bench/cpu_profile_goroutines.py; docs/network-calibration.md, "On one P").
 # The loop takes 5.5 µs per RPC it handles (pubsub.go:handleIncomingRPC, its select) and
 # 11.7 µs per message it publishes (publishMessage: deliver, push a forward onto each mesh
-# peer's queue); the validation worker 60 µs per copy; what falls with load (the node's
-# wake-up, 2 × 10.4 µs) is refitted to the calibration runs' CPU with the rest taken off
-# (bench/cpu_calibration.py), and nothing is left per RPC read or written.
+# peer's queue); the validation worker 60 µs per copy; what falls with load is refitted
+# to the calibration runs' CPU with the rest taken off (bench/cpu_calibration.py): 10.38 µs
+# per voluntary switch, so SWITCHES_PER_NODE_WAKEUP × 10.38 µs per node wake-up, and
+# nothing is left per RPC read or written.
 MEASURED_ONE_P_LOOP: dict[str, int] = {
     **MEASURED,
     "per_read_wakeup": 0,
-    "per_node_wakeup": 21 * US,
+    "per_node_wakeup": round(SWITCHES_PER_NODE_WAKEUP * 10_380),
     "per_rpc_received": 0,
     "per_rpc_sent": MEASURED["per_rpc_sent"],
     "per_rpc_loop": 5_500,
