@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from gossiplab.errors import ScenarioError
-from gossiplab.estimate import Estimate, check_fits, estimate
+from gossiplab.estimate import BYTES_PER_CPU_SAMPLE, Estimate, check_fits, estimate
 from gossiplab.scenario import parse_scenario
 from gossiplab.topology import build_topology
 from gossiplab.workload import build_schedule
@@ -36,6 +36,22 @@ def test_memory_grows_with_recorded_receipts(tmp_path: Path) -> None:
     assert more_messages.memory_bytes > small.memory_bytes
     assert with_receipts.memory_bytes > small.memory_bytes
     assert more_messages.events > small.events
+
+
+def test_a_run_that_charges_cpu_counts_a_cpu_sample_per_node_and_second(tmp_path: Path) -> None:
+    def memory(cpu: dict[str, str]) -> int:
+        data = {
+            "topology": {"kind": "random-regular", "nodes": 100, "degree": 8},
+            # 1,000 messages at 100/s from 10 s, 10 s of cooldown: 10 + 10 + 10 = 30 s.
+            "workload": {"messages": 1_000, "rate": "100/s", "warmup": "10s", "cooldown": "10s"},
+            "cpu": cpu,
+        }
+        s = parse_scenario(data, base_dir=tmp_path)
+        return estimate(s, build_topology(s), build_schedule(s, 100)).memory_bytes
+
+    # Samples at 0, 1, ..., 30 s: 31 per node (crates/engine/src/cpu_use.rs).
+    extra = memory({"per_copy": "10us"}) - memory({})
+    assert extra == 100 * 31 * BYTES_PER_CPU_SAMPLE
 
 
 def test_a_run_that_does_not_fit_is_refused_with_the_estimate_and_a_way_out() -> None:

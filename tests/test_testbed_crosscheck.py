@@ -55,6 +55,12 @@ def test_crosscheck_writes_both_runs_the_table_and_the_overlays(tmp_path: Path) 
     assert "| delivery ratio | 1 | 1 | +0.0% |" in (out / "crosscheck.md").read_text()
     assert (out / "model" / "summary.json").is_file()
     assert (out / "testbed" / "resources.parquet").is_file()
+    # The testbed samples its nodes' CPU (in 10 ms ticks: five light messages may use
+    # none); this scenario sets no CPU cost, so the model has no resources table and no
+    # value in the row.
+    cpu = rows["node CPU while publishing"]
+    assert cpu["unit"] == "cores" and cpu["model"] is None and cpu["testbed"] >= 0
+    assert not (out / "model" / "resources.parquet").exists()
     page = (out / "crosscheck.html").read_text()
     assert "data:image/png;base64," in page and "testbed vs model" in page
 

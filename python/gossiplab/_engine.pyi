@@ -58,4 +58,6 @@ class Engine:
 
     def tables(self) -> dict[str, Any]:
         """The event tables as {table: {column: little-endian bytes}}, plus
-        "kind_names": the traffic kinds' names in column order."""
+        "kind_names": the traffic kinds' names in column order. When the scenario charges
+        CPU, "resources" has node, t_ns and cpu_ns (cumulative CPU time) per node and
+        whole second and at the end."""

@@ -13,6 +13,7 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
+from gossiplab.backends.params import engine_cpu
 from gossiplab.errors import Problem, ScenarioError
 from gossiplab.scenario import Scenario
 from gossiplab.topology import Topology
@@ -43,6 +44,9 @@ BYTES_PER_MESSAGE_AGGREGATE = 600
 BYTES_PER_SEEN_ENTRY = 70
 # Seen entries live seen_ttl plus up to one sweep interval (go's timecache: 1 min).
 SEEN_SWEEP_NS = 60 * 10**9
+# A run that charges CPU samples each node's CPU at every simulated second: the engine's
+# per-second counter, its column copies, the resources table and its Parquet writer.
+BYTES_PER_CPU_SAMPLE = 80
 
 
 @dataclass(frozen=True)
@@ -71,12 +75,22 @@ def estimate(s: Scenario, topology: Topology, schedule: Schedule) -> Estimate:
         memory += nodes * _seen_at_once(s, schedule) * BYTES_PER_SEEN_ENTRY
     else:
         memory += deliveries * BYTES_PER_DELIVERY
+    if charges_cpu(s):
+        memory += nodes * (math.ceil(schedule_end_s(s, schedule)) + 1) * BYTES_PER_CPU_SAMPLE
     limited = s.network.has_bandwidth_limit()
     chunks = max(1, math.ceil(int(schedule.size.mean()) / CHUNK)) if messages and limited else 1
     heartbeats = nodes * (schedule_end_s(s, schedule) / (s.protocol.heartbeat / 1e9))
     events = round(deliveries * copies * (1 + chunks) + heartbeats * (1 + degree / 4))
     recorded = 0 if aggregate else deliveries
     return Estimate(memory, recorded, events, events / EVENTS_PER_SECOND)
+
+
+def charges_cpu(s: Scenario) -> bool:
+    """True if some work costs CPU in the model (then it writes resources.parquet)."""
+    costs = engine_cpu(s.cpu)
+    charged = [v for k, v in costs.items() if k.startswith("per_") and k.endswith("_ns")]
+    per_message = [s.network.cpu_per_message, *(c.cpu_per_message for c in s.network.classes)]
+    return any(charged) or any(per_message)
 
 
 def _seen_at_once(s: Scenario, schedule: Schedule) -> int:

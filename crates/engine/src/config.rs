@@ -92,6 +92,25 @@ pub struct CpuConfig {
 }
 
 impl CpuConfig {
+    /// True if some work costs CPU (apart from `NetworkConfig::cpu_per_message_ns`).
+    pub fn charges(&self) -> bool {
+        [
+            self.per_rpc_received_ns,
+            self.per_kb_received_ns,
+            self.per_read_wakeup_ns,
+            self.per_node_wakeup_ns,
+            self.per_rpc_sent_ns,
+            self.per_kb_sent_ns,
+            self.per_segment_kernel_ns,
+            self.per_copy_ns,
+            self.per_publish_ns,
+            self.per_rpc_loop_ns,
+            self.per_publish_loop_ns,
+        ]
+        .iter()
+        .any(|&c| c > 0)
+    }
+
     /// Each cost's own sigma, `sigma` where it has none.
     pub fn sigmas(&self) -> [(&'static str, f64); 9] {
         let own = |s: Option<f64>| s.unwrap_or(self.sigma);

@@ -34,6 +34,7 @@
 //! stream per host, so the model's latency tails come from the costs themselves.
 
 use crate::config::{CpuConfig, Time};
+use crate::cpu_use::CpuUse;
 use crate::goroutines::{Goroutine, Wake};
 use crate::network::segments;
 use crate::queue::{Event, EventQueue};
@@ -75,11 +76,14 @@ pub struct Cpu {
     charges_sending: bool,
     /// Hosts whose nodes outnumber their cores run them in time slices.
     slices: Option<Slices>,
+    /// The time each node's work ran on a core (`cpu_use.rs`).
+    pub(crate) used: CpuUse,
     pub(crate) costs: CpuConfig,
 }
 
 impl Cpu {
-    pub fn new(config: &CpuConfig, nodes: u32, seed: u64) -> Self {
+    /// Hosts for `nodes` nodes, whose CPU use is counted up to `end`.
+    pub fn new(config: &CpuConfig, nodes: u32, seed: u64, end: Time) -> Self {
         let per_host = config.nodes_per_host.max(1);
         let hosts = nodes.div_ceil(per_host).max(1) as usize;
         let cores = config.cores.max(1);
@@ -108,6 +112,7 @@ impl Cpu {
             own_core: per_host == 1 && cores == 1,
             median_over_mean: sigma.map(|s| (-s * s / 2.0).exp()),
             slices,
+            used: CpuUse::new(nodes, end),
             charges_receiving: config.per_rpc_received_ns > 0
                 || config.per_kb_received_ns > 0
                 || config.per_read_wakeup_ns > 0
@@ -257,6 +262,7 @@ impl Cpu {
         };
         let done = ready.max(free) + cost;
         self.core_free[node as usize] = done;
+        self.used.charge(node, done - cost, done);
         done
     }
 
@@ -271,6 +277,7 @@ impl Cpu {
         };
         let done = ready.max(self.core_free[core]) + cost;
         self.core_free[core] = done;
+        self.used.charge(node, done - cost, done);
         done
     }
 
@@ -360,7 +367,7 @@ impl Cpu {
     /// A time-sliced host's core ticked: the event of the piece of work it finished.
     pub fn tick_finish(&mut self, host: u32, core: u32, now: Time) -> Option<Event> {
         let slices = self.slices.as_mut().expect("ticks come from time slices");
-        slices.finish(host, core, now)
+        slices.finish(host, core, now, &mut self.used)
     }
 
     /// After `tick_finish` and its event: the core goes on.
@@ -432,6 +439,7 @@ impl Cpu {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::FOREVER;
 
     fn cpu(nodes_per_host: u32, cores: u32, sigma: f64) -> Cpu {
         let config = CpuConfig {
@@ -440,7 +448,7 @@ mod tests {
             sigma,
             ..CpuConfig::default()
         };
-        Cpu::new(&config, 4, 7)
+        Cpu::new(&config, 4, 7, FOREVER)
     }
 
     #[test]
@@ -468,7 +476,7 @@ mod tests {
             sigma_per_publish: Some(own),
             ..CpuConfig::default()
         };
-        let mut c = Cpu::new(&config, 1, 11);
+        let mut c = Cpu::new(&config, 1, 11, FOREVER);
         (0..n).map(|_| c.draw(0, 1_000, cost) as f64).collect()
     }
 
@@ -504,7 +512,7 @@ mod tests {
             sigma_per_rpc_received: Some(0.0),
             ..CpuConfig::default()
         };
-        let mut c = Cpu::new(&config, 1, 3);
+        let mut c = Cpu::new(&config, 1, 3, FOREVER);
         let reads: Vec<Time> = (0..1_000).map(|_| c.read_cost(0, 2_000)).collect();
         assert!(reads.iter().all(|&t| t >= 500));
         assert!(reads.iter().any(|&t| t < 1_000), "the bytes' part spreads");
@@ -531,7 +539,7 @@ mod tests {
             per_node_wakeup_ns: 50_000,
             ..CpuConfig::default()
         };
-        let mut c = Cpu::new(&config, 1, 1);
+        let mut c = Cpu::new(&config, 1, 1, FOREVER);
         work.iter().map(|&(at, cost)| c.run(0, at, cost)).collect()
     }
 
@@ -565,7 +573,7 @@ mod tests {
             per_node_wakeup_ns: 50_000,
             ..CpuConfig::default()
         };
-        let mut c = Cpu::new(&config, 2, 1);
+        let mut c = Cpu::new(&config, 2, 1, FOREVER);
         let mut queue = EventQueue::new(2);
         for (i, &(at, _)) in work.iter().enumerate() {
             queue.push(at, 1, Event::Publish { msg: i as u32 });
@@ -609,7 +617,7 @@ mod tests {
             nodes_per_host: 2,
             ..CpuConfig::default()
         };
-        let mut c = Cpu::new(&config, 2, 1);
+        let mut c = Cpu::new(&config, 2, 1, FOREVER);
         let mut queue = EventQueue::new(2);
         let ms = 1_000_000;
         c.submit(

@@ -16,6 +16,7 @@ pub mod chan;
 pub mod config;
 pub mod control;
 pub mod cpu;
+pub mod cpu_use;
 mod dial;
 pub mod error;
 mod event_loop;

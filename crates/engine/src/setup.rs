@@ -99,7 +99,7 @@ impl Simulation {
                 .iter()
                 .map(|c| c + config.cpu.per_copy_ns)
                 .collect(),
-            cpu: Cpu::new(&config.cpu, n, config.seed),
+            cpu: Cpu::new(&config.cpu, n, config.seed, config.end_ns),
             loops: if config.cpu.event_loop {
                 (0..n).map(|i| NodeLoop::new(config.seed, i)).collect()
             } else {

@@ -9,6 +9,7 @@
 use crate::aggregate::AggregateTables;
 use crate::config::{LatencyModel, Placement, ProtocolConfig, Time};
 use crate::cpu::Cpu;
+use crate::cpu_use::CpuSamples;
 use crate::event_loop::NodeLoop;
 pub use crate::inputs::{EdgeProperties, Message, Schedule};
 use crate::links::Links;
@@ -126,6 +127,13 @@ impl Simulation {
                 .map(move |s| (node as u32, s.dups))
         });
         Some(AggregateTables::new(aggregates, live))
+    }
+
+    /// Each node's cumulative CPU time at every whole second and at the end of the run
+    /// (`cpu_use.rs`); None when the scenario charges no CPU.
+    pub fn cpu_samples(&self) -> Option<CpuSamples> {
+        let charges = self.cpu.costs.charges() || self.cpu_per_message.iter().any(|&c| c > 0);
+        charges.then(|| self.cpu.used.samples())
     }
 
     /// Peers in `node`'s mesh for `topic`, sorted (for inspection and tests).

@@ -24,6 +24,7 @@
 use std::collections::VecDeque;
 
 use crate::config::Time;
+use crate::cpu_use::CpuUse;
 use crate::goroutines::{Goroutine, Process, Wake};
 use crate::queue::{Event, EventQueue};
 
@@ -150,12 +151,14 @@ impl Slices {
         }
     }
 
-    /// The core's tick (its piece of work or its slice ended): account the time run,
-    /// and return the finished piece's event, if the piece is done. Call `next` after
-    /// carrying the event out (which may give the node more work).
-    pub fn finish(&mut self, host: u32, core: u32, now: Time) -> Option<Event> {
+    /// The core's tick (its piece of work or its slice ended): account the time run (to
+    /// the node's goroutines, and in `used`), and return the finished piece's event, if
+    /// the piece is done. Call `next` after carrying the event out (which may give the
+    /// node more work).
+    pub fn finish(&mut self, host: u32, core: u32, now: Time, used: &mut CpuUse) -> Option<Event> {
         let c = &mut self.hosts[host as usize].cores[core as usize];
         let elapsed = now - c.since;
+        used.charge(c.node, c.since, now);
         c.since = now;
         self.procs[c.node as usize].process.run_for(elapsed)
     }

@@ -183,7 +183,7 @@ impl Engine {
 
     /// The event tables as {table: {column: little-endian bytes}} plus code names. In
     /// aggregate mode there is no deliveries table but messages, receivers,
-    /// latency_histogram and duplicates_histogram.
+    /// latency_histogram and duplicates_histogram. With CPU costs, resources.
     fn tables<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let out = self.sim.output();
         let tables = PyDict::new(py);
@@ -215,6 +215,17 @@ impl Engine {
         tables.set_item("connections", d)?;
         if let Some(per_message) = &out.message_traffic {
             tables.set_item("message_traffic", message_traffic(py, per_message)?)?;
+        }
+        if let Some(c) = self.sim.cpu_samples() {
+            // node, t_ns and cpu_ns (cumulative CPU time): the model's part of `resources`.
+            let d = PyDict::new(py);
+            d.set_item("node", PyBytes::new(py, &to_le(&c.node, u32::to_le_bytes)))?;
+            d.set_item("t_ns", PyBytes::new(py, &to_le(&c.t_ns, i64::to_le_bytes)))?;
+            d.set_item(
+                "cpu_ns",
+                PyBytes::new(py, &to_le(&c.cpu_ns, u64::to_le_bytes)),
+            )?;
+            tables.set_item("resources", d)?;
         }
         if let Some(rows) = self.sim.partial_rows() {
             tables.set_item("partial", partial(py, &rows)?)?;

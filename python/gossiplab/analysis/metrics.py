@@ -29,6 +29,7 @@ import polars as pl
 
 from gossiplab.analysis import aggregates
 from gossiplab.analysis.breakdown import group_breakdowns
+from gossiplab.analysis.cpu_use import cpu_while_publishing
 from gossiplab.analysis.liveness import excluded_receivers
 from gossiplab.analysis.tables import CONTROL_KINDS, POLARS_SCHEMAS, TRAFFIC_KINDS, RunTables
 from gossiplab.errors import ResultsError
@@ -359,6 +360,11 @@ def compute_summary(
     partial = partial_summary(tables, run)
     if partial is not None:
         summary["partial"] = partial
+    # The nodes' CPU use while messages were published, from the resources table (the
+    # testbed's /proc samples, the model's own accounting when it charges CPU).
+    cpu = cpu_while_publishing(tables.resources, tables.publishes)
+    if cpu is not None:
+        summary["cpu"] = cpu
     if aggregate:
         summary["approximated"] = aggregates.approximated(summary)
     warning = summary["dissemination_coverage"]["warning"]

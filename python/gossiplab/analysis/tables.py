@@ -115,9 +115,11 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("peer", pa.uint32()),
         ]
     ),
-    # Testbed only: one row per node and sample (cumulative CPU seconds, resident memory,
-    # and cumulative read/write syscalls and context switches of all its threads, null
-    # where /proc could not be read).
+    # One row per node and sample: cumulative CPU seconds, resident memory, and cumulative
+    # read/write syscalls and context switches of all its threads. The testbed fills them
+    # from /proc (a count null where it could not be read). The model, when it charges
+    # CPU, fills cpu_s (the time a core ran the node's work) at every whole second and at
+    # the end, and leaves the rest null: it has no memory, syscalls or threads.
     "resources": pa.schema(
         [
             ("node", pa.uint32()),
@@ -265,7 +267,8 @@ POLARS_SCHEMAS: dict[str, pl.Schema] = {
 @dataclass(frozen=True)
 class RunTables:
     """The event tables of one run. ``receipts`` is optional because it can be very large;
-    ``resources`` comes from the testbed only, and ``nodes`` is missing from older results.
+    ``resources`` comes from the testbed and from model runs that charge CPU, and ``nodes``
+    is missing from older results.
     In aggregate mode ``deliveries`` is None and the ``AGGREGATE_TABLES`` are all there."""
 
     publishes: pl.DataFrame

@@ -297,6 +297,25 @@ def _never_as_null(raw: bytes) -> pl.Series:
 _PARTIAL_DECODERS = {"role": _role_names, "t_complete_ns": _never_as_null}
 
 
+def _resources(columns: dict[str, bytes]) -> pl.DataFrame:
+    """The engine's CPU samples as the resources table: cpu_s from its cumulative ns; the
+    model has no memory, syscalls or context switches to report, so those are null."""
+    schema = POLARS_SCHEMAS["resources"]
+    known = pl.DataFrame(
+        {
+            "node": np.frombuffer(columns["node"], dtype="<u4"),
+            "t_ns": np.frombuffer(columns["t_ns"], dtype="<i8"),
+            "cpu_s": np.frombuffer(columns["cpu_ns"], dtype="<u8") / 1e9,
+        }
+    )
+    return known.select(
+        [
+            pl.col(name) if name in known.columns else pl.lit(None, dtype).alias(name)
+            for name, dtype in schema.items()
+        ]
+    )
+
+
 def tables_from_engine(raw: dict[str, Any]) -> RunTables:
     """Wrap the engine's little-endian columns as the event tables."""
     kind_names = pl.Series("kind", raw["kind_names"], dtype=pl.String)
@@ -333,5 +352,7 @@ def tables_from_engine(raw: dict[str, Any]) -> RunTables:
         connections=_frame("connections", raw["connections"], {}),
         message_traffic=message_traffic,
         partial=partial,
+        # With CPU costs: each node's CPU seconds at every whole second and at the end.
+        resources=_resources(raw["resources"]) if "resources" in raw else None,
         **aggregates,
     )

@@ -59,6 +59,11 @@ def _headline_table(summary: dict[str, Any]) -> Table:
     rmr = summary["duplicates"]["rmr"]
     table.add_row("RMR (duplicates)", "-" if rmr is None else f"{rmr:.3f}")
     table.add_row("bytes sent (all nodes)", f"{traffic['total_bytes_sent'] / 1e6:,.1f} MB")
+    from gossiplab.analysis.cpu_use import cpu_text
+
+    cpu = cpu_text(summary)
+    if cpu:
+        table.add_row("node CPU while publishing", cpu)
     table.add_row(
         "simulated / wall",
         f"{run['end_ns'] / 1e9:,.1f} s / {run['wall_time_s']:,.2f} s ({run['events']:,} events)",

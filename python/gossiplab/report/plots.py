@@ -321,6 +321,10 @@ def publish_interarrival(data: RunData, path: Path) -> Path | None:
     return save(figure, path)
 
 
+# The most nodes the CPU and memory figure draws a line for.
+RESOURCE_LINES = 200
+
+
 def resource_samples(resources: pl.DataFrame) -> pl.DataFrame:
     """Per node and sample: time (s), CPU in cores since the previous sample, RSS (MiB).
 
@@ -342,7 +346,13 @@ def resources_over_time(data: RunData, path: Path) -> Path | None:
         return None
     samples = resource_samples(resources)
     figure, (cpu, memory) = new_panels(1, rows=2, size=(7.5, 6.5), margins=REPORT_MARGINS)
-    for _, node in samples.group_by("node", maintain_order=True):
+    # A grey line per node, for at most RESOURCE_LINES nodes spread over the ids (a large
+    # model run has thousands); the mean is over every node.
+    nodes = samples["node"].unique().sort()
+    drawn = nodes.gather_every(max(1, -(-nodes.len() // RESOURCE_LINES)))
+    for _, node in samples.filter(pl.col("node").is_in(drawn.to_list())).group_by(
+        "node", maintain_order=True
+    ):
         cpu.plot(node["t_s"], node["cores"], color="#999999", linewidth=0.7, alpha=0.7)
         memory.plot(node["t_s"], node["rss_mib"], color="#999999", linewidth=0.7, alpha=0.7)
     # Nodes are sampled at slightly different instants: average them per sampling interval.
@@ -357,11 +367,17 @@ def resources_over_time(data: RunData, path: Path) -> Path | None:
     memory.plot(mean["t_s"], mean["rss_mib"], color=BAR, linewidth=2, label="mean over nodes")
     cpu.set_ylim(bottom=0)
     memory.set_ylim(bottom=0)
-    cpu.set_title("CPU used per node (grey: each node)")
+    grey = "each node" if drawn.len() == nodes.len() else f"{drawn.len()} of the nodes"
+    cpu.set_title(f"CPU used per node (grey: {grey})")
     cpu.set_ylabel("cores")
     cpu.legend(loc="upper right")
-    memory.set_title("Resident memory per node (grey: each node)")
+    memory.set_title(f"Resident memory per node (grey: {grey})")
     memory.set_ylabel("MiB")
+    if samples["rss_mib"].null_count() == samples.height:
+        # The model reports CPU only (its resources table has no memory).
+        note = "no memory samples: this backend reports CPU only"
+        memory.text(0.5, 0.5, note, ha="center", va="center", transform=memory.transAxes)
+        memory.set_xlim(cpu.get_xlim())
     memory.set_xlabel("time from the start of the run (s)")
     return save(figure, path)
 
@@ -513,9 +529,11 @@ FIGURES: tuple[FigureSpec, ...] = (
         "resources",
         RESOURCES,
         "CPU and memory over time",
-        "Per node (grey) and averaged (blue): CPU in cores, from the growth of cumulative CPU "
-        "seconds between samples, and resident memory. A node pinned near its CPU limit "
-        "delays everything it forwards.",
+        "Per node (grey; at most 200 nodes, spread over the ids) and averaged over all nodes "
+        "(blue): CPU in cores, from the growth of cumulative CPU "
+        "seconds between samples, and resident memory (testbed runs only; the model's CPU is "
+        "the time its cores ran each node's work). A node pinned near its CPU limit delays "
+        "everything it forwards.",
         resources_over_time,
         only_when=lambda data: data.tables.resources is not None,
     ),

@@ -1,9 +1,9 @@
 """report.html: one static page per results folder that opens offline.
 
 The page is the headline table, then the figures grouped by question (how fast, through
-how many hops, at what cost, what was dropped, how publishing went, and for testbed runs
-CPU and memory), each with a caption on how to read it, then the traffic and drops
-tables and the resolved scenario. Figures are also kept as PNGs under plots/.
+how many hops, at what cost, what was dropped, how publishing went, and for runs with a
+resources table CPU and memory), each with a caption on how to read it, then the traffic
+and drops tables and the resolved scenario. Figures are also kept as PNGs under plots/.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from gossiplab.analysis.breakdown import breakdown_tables
+from gossiplab.analysis.cpu_use import cpu_text
 from gossiplab.analysis.headline import HEADLINE, NO_VALUE, format_value
 from gossiplab.analysis.metrics import TRAFFIC_COUNTERS, Measured, compute_summary, measure
 from gossiplab.analysis.results import (
@@ -229,6 +230,9 @@ def _header(summary: Mapping[str, Any], scenario: str, folder: Path) -> list[tup
     # The model charges only the CPU the scenario sets: say which, per hop.
     line = cpu_line(scenario, folder) if run.get("backend") == "model" else None
     cpu = [("CPU per hop", line)] if line else []
+    used = cpu_text(summary)
+    if used:
+        cpu.append(("Node CPU while publishing", used))
     return [
         ("Scenario", str(run.get("scenario_name", NO_VALUE))),
         ("Backend", str(run.get("backend", NO_VALUE))),

@@ -147,6 +147,10 @@ def table_rows(model: dict[str, Any], partner: dict[str, Any]) -> list[Row]:
             row("transmissions saved by IDONTWANT", "control", "idontwant_transmissions_saved")
         )
     rows.append(row("drops", "drops", "total"))
+    if "cpu" in partner:
+        # Backends that sample CPU (resources.parquet): the testbed, and the model when it
+        # charges CPU; simnet's virtual time has no CPU to compare.
+        rows.append(row("node CPU while publishing", "cpu", "cores_all_nodes", unit="cores"))
     return rows
 
 

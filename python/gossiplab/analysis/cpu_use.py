@@ -1,0 +1,89 @@
+"""The nodes' CPU use while messages are published, from the ``resources`` table.
+
+Every backend that writes ``resources`` (the testbed from /proc, the model from its
+engine's accounting) gives each node's cumulative CPU seconds at sample times; this reads
+them the same way for all. The window is the publishing span, from the first publication
+to the last: each node's CPU seconds at those two times (interpolated linearly between
+its samples on either side), their difference over the span's length, in cores. A node
+without samples on both sides of a bound (it crashed, or its sampling had not started)
+is left out and not counted in ``nodes_measured``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import polars as pl
+
+NS_PER_S = 1e9
+
+
+def cpu_at(resources: pl.DataFrame, t_ns: int) -> pl.DataFrame:
+    """Each node's cumulative CPU seconds at ``t_ns`` (columns node, cpu_s), linear between
+    its last sample at or before and its first at or after; nodes without both left out."""
+    t, cpu = pl.col("t_ns"), pl.col("cpu_s")
+    before, after = t <= t_ns, t >= t_ns
+    sides = (
+        resources.filter(cpu.is_not_null())
+        .sort("node", "t_ns")
+        .group_by("node")
+        .agg(
+            t0=t.filter(before).last(),
+            c0=cpu.filter(before).last(),
+            t1=t.filter(after).first(),
+            c1=cpu.filter(after).first(),
+        )
+        .drop_nulls()
+    )
+    span = (pl.col("t1") - pl.col("t0")).cast(pl.Float64)
+    share = (t_ns - pl.col("t0")).cast(pl.Float64) / span
+    at = (
+        pl.when(span == 0)
+        .then(pl.col("c0"))
+        .otherwise(pl.col("c0") + share * (pl.col("c1") - pl.col("c0")))
+    )
+    return sides.select("node", cpu_s=at).sort("node")
+
+
+def cpu_while_publishing(
+    resources: pl.DataFrame | None, publishes: pl.DataFrame
+) -> dict[str, Any] | None:
+    """The ``cpu`` section of summary.json: CPU the nodes used from the first publication
+    to the last, in cores (CPU seconds per second of the span), all nodes together and per
+    node. None without a resources table, without two distinct publication times, or
+    when no node has samples around both."""
+    if resources is None or resources.is_empty():
+        return None
+    published = publishes.filter(pl.col("t_publish_ns") >= 0)["t_publish_ns"]
+    if published.len() == 0:
+        return None
+    start, end = int(published.min()), int(published.max())  # type: ignore[arg-type]
+    if end <= start:
+        return None
+    at_start, at_end = cpu_at(resources, start), cpu_at(resources, end)
+    used = at_start.join(at_end, on="node", suffix="_end")
+    if used.is_empty():
+        return None
+    cores = (used["cpu_s_end"] - used["cpu_s"]) / ((end - start) / NS_PER_S)
+    return {
+        "publishing_from_ns": start,
+        "publishing_to_ns": end,
+        "nodes_measured": used.height,
+        # All nodes' CPU seconds over the span's seconds: how many cores they kept busy.
+        "cores_all_nodes": float(cores.sum()),
+        "cores_per_node_mean": float(cores.mean()),  # type: ignore[arg-type]
+        "cores_per_node_max": float(cores.max()),  # type: ignore[arg-type]
+    }
+
+
+def cpu_text(summary: Mapping[str, Any]) -> str | None:
+    """The ``cpu`` section in one line, for the reports; None when the run has none."""
+    cpu = summary.get("cpu")
+    if not cpu:
+        return None
+    # "While publishing": from the first publication to the last.
+    return (
+        f"{cpu['cores_all_nodes']:,.3f} cores, all nodes; per node mean "
+        f"{cpu['cores_per_node_mean']:.4f}, max {cpu['cores_per_node_max']:.4f}"
+    )

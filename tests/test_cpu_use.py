@@ -1,0 +1,157 @@
+"""Node CPU use: the model's resources table, the analysis every backend shares, and where
+it shows (summary.json's cpu section, the report, the crosscheck table)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+
+from gossiplab.analysis.cpu_use import cpu_at, cpu_while_publishing
+from gossiplab.analysis.tables import from_rows
+from gossiplab.backends.testbed.crosscheck import table_rows
+from gossiplab.runner import run
+from gossiplab.scenario import parse_scenario
+
+S = 1_000_000_000
+MS = 1_000_000
+
+
+def _publishes(*times_ns: int) -> pl.DataFrame:
+    return from_rows("publishes", [(i, 0, t, t, 100, 0, i, 0, 0) for i, t in enumerate(times_ns)])
+
+
+def _resources(rows: list[tuple[int, int, float]]) -> pl.DataFrame:
+    # As the model writes it: no memory, syscalls or switches.
+    return from_rows(
+        "resources", [(node, t, cpu, None, None, None, None, None) for node, t, cpu in rows]
+    )
+
+
+HAND_MADE = _resources(
+    [
+        # Node 0: 0.5 CPU s in the first second, 1 in the second.
+        (0, 0, 0.0),
+        (0, 1 * S, 0.5),
+        (0, 2 * S, 1.5),
+        # Node 1: its samples stop at 1.5 s, before the window ends.
+        (1, 500 * MS, 0.2),
+        (1, 1_500 * MS, 0.4),
+        # Node 2: sampled at the window's bounds exactly.
+        (2, 750 * MS, 1.0),
+        (2, 1_750 * MS, 1.25),
+    ]
+)
+
+
+def test_a_node_s_cpu_between_two_samples_is_interpolated_linearly() -> None:
+    at = cpu_at(HAND_MADE, 750 * MS)
+    # Node 0: 0 + 0.75 × 0.5; node 1: 0.2 + 0.25 × 0.2; node 2: its sample.
+    assert at["node"].to_list() == [0, 1, 2]
+    assert at["cpu_s"].to_list() == pytest.approx([0.375, 0.25, 1.0])
+    # After node 1's last sample: unknown, so node 1 is left out.
+    assert cpu_at(HAND_MADE, 1_750 * MS)["node"].to_list() == [0, 2]
+
+
+def test_cpu_while_publishing_spans_the_first_to_the_last_publication() -> None:
+    # Published at 0.75 s and 1.75 s (the message at -1 never was): a window of 1 s.
+    # Node 0: 0.5 + 0.75 × 1.0 − 0.375 = 0.875 cores; node 2: 0.25; node 1 left out.
+    publishes = _publishes(1_750 * MS, 750 * MS, -1, 1_000 * MS)
+    cpu = cpu_while_publishing(HAND_MADE, publishes)
+    assert cpu is not None
+    assert (cpu["publishing_from_ns"], cpu["publishing_to_ns"]) == (750 * MS, 1_750 * MS)
+    assert cpu["nodes_measured"] == 2
+    assert cpu["cores_all_nodes"] == pytest.approx(1.125)
+    assert cpu["cores_per_node_mean"] == pytest.approx(0.5625)
+    assert cpu["cores_per_node_max"] == pytest.approx(0.875)
+
+
+def test_no_cpu_section_without_samples_or_a_publishing_span() -> None:
+    assert cpu_while_publishing(None, _publishes(0, S)) is None
+    assert cpu_while_publishing(HAND_MADE, _publishes(S)) is None, "one publication: no span"
+    assert cpu_while_publishing(HAND_MADE, _publishes(-1, -1)) is None
+
+
+# Three floodsub nodes, all connected, 10 ms links; node 0 publishes a 100-byte message at
+# 1.5 s, 2.5 s and 3.5 s; the run ends at 4 s. As in crates/engine/tests/cpu_use.rs:
+# hellos cost each node 2 writes and 2 reads (10 ms); per message node 0 signs and writes
+# two copies (1 + 2 × 2 = 5 ms), nodes 1 and 2 each read, validate, forward to the other
+# and read the other's copy, already seen (3 + 5 + 2 + 3 = 13 ms).
+SCENARIO: dict[str, Any] = {
+    "seed": 3,
+    "topology": {"kind": "full", "nodes": 3},
+    "protocol": {"name": "floodsub"},
+    "network": {"latency": "10ms"},
+    "workload": {
+        "messages": 3,
+        "rate": "1/s",
+        "size": "100B",
+        "publishers": [0],
+        "warmup": "1500ms",
+        "cooldown": "500ms",
+    },
+    "cpu": {
+        "per_publish": "1ms",
+        "per_rpc_sent": "2ms",
+        "per_rpc_received": "3ms",
+        "per_copy": "5ms",
+    },
+}
+PER_MESSAGE_S = [0.005, 0.013, 0.013]
+HELLOS_S = 0.010
+
+
+def test_the_model_writes_each_node_s_cpu_seconds_and_no_memory(tmp_path: Path) -> None:
+    result = run(parse_scenario(SCENARIO, tmp_path), tmp_path / "run")
+    resources = pl.read_parquet(result.out_dir / "resources.parquet")
+    assert resources["t_ns"].unique().sort().to_list() == [k * S for k in range(5)]
+    end = resources.filter(pl.col("t_ns") == 4 * S).sort("node")
+    assert end["cpu_s"].to_list() == pytest.approx([HELLOS_S + 3 * c for c in PER_MESSAGE_S])
+    for column in ("rss_bytes", "read_syscalls", "voluntary_switches"):
+        assert resources[column].null_count() == resources.height
+    # From 1.5 s to 3.5 s: at 1.5 s each node is half-way (by interpolation) through the
+    # second of the first message, at 3.5 s through that of the third: 2 messages' work
+    # in 2 s.
+    cpu = result.summary["cpu"]
+    assert cpu["cores_per_node_max"] == pytest.approx(0.013)
+    assert cpu["cores_all_nodes"] == pytest.approx(sum(PER_MESSAGE_S))
+    report = (result.out_dir / "report.html").read_text(encoding="utf-8")
+    assert "Node CPU while publishing" in report
+
+
+def test_the_same_scenario_writes_the_same_resources_bytes(tmp_path: Path) -> None:
+    # Time-sliced hosts with lognormal costs: the seeded draws and the slices too.
+    shared = {**SCENARIO, "cpu": {**SCENARIO["cpu"], "nodes_per_host": 3, "sigma": 0.5}}
+    files = [
+        run(parse_scenario(shared, tmp_path), tmp_path / name).out_dir / "resources.parquet"
+        for name in ("a", "b")
+    ]
+    assert files[0].read_bytes() == files[1].read_bytes()
+
+
+def test_a_model_without_cpu_costs_writes_no_resources(tmp_path: Path) -> None:
+    free = {key: value for key, value in SCENARIO.items() if key != "cpu"}
+    result = run(parse_scenario(free, tmp_path), tmp_path / "run")
+    assert not (result.out_dir / "resources.parquet").exists()
+    assert "cpu" not in result.summary
+
+
+def test_the_crosscheck_compares_node_cpu_where_the_partner_samples_it() -> None:
+    base = {
+        "delivery": {},
+        "last_delivery_hop": {"histogram": {}},
+        "duplicates": {},
+        "traffic": {},
+        "control": {},
+        "drops": {},
+    }
+    model = {**base, "cpu": {"cores_all_nodes": 0.5}}
+    testbed = {**base, "cpu": {"cores_all_nodes": 0.6}}
+    rows = {r.metric: r for r in table_rows(model, testbed)}
+    row = rows["node CPU while publishing"]
+    assert (row.model, row.partner, row.unit) == (0.5, 0.6, "cores")
+    assert row.relative == pytest.approx(0.2)
+    simnet = base  # simnet samples no CPU: no row
+    assert "node CPU while publishing" not in {r.metric for r in table_rows(model, simnet)}
