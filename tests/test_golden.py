@@ -90,7 +90,7 @@ GOLDEN = {
     "gossipsub-1.1": "41d5be567d2409fb175f1b3c2faae50174fe4b3996ee5a5750da54193a78ab81",
     "gossipsub-2.0-loss": "95a66d9536f5600068dc1037e76d87a04bf5ec27bebf4675c9101287027c4ea0",
     "cpu-own-cores": "7c70ab86613c4bf9f7fcb313d10e3c6814c477280250091f78fb5e1670c5e09a",
-    "cpu-shared-hosts": "7c91fe56585e35270fcf2f3ccf936df2f492628a0311f749cf4ef3dc8dc7ec81",
+    "cpu-shared-hosts": "494e65650df54ed5de749a516e097fdf8f29342553a9b29aa32ae8fbf48f3944",
 }
 
 

@@ -42,7 +42,8 @@
 //!   worker.
 //! - Readied by the network poller: to the run queue's tail (above; `findRunnable`
 //!   runs the first goroutine `netpoll` returns and `injectglist` puts the rest at the
-//!   local run queue's tail). So are writers whose socket or stream window opens, and
+//!   local run queue's tail; `sysmon`'s poll, below, puts them on the global run
+//!   queue). So are writers whose socket or stream window opens, and
 //!   writers given work by the heartbeat, which has no goroutine in the model (in go a
 //!   ticker readies `gossipsub.go:heartbeatTimer`, which hands the heartbeat to the
 //!   loop).
@@ -53,16 +54,22 @@
 //!   goroutine takes `runnext` when the running goroutine blocks or is preempted,
 //!   kicking the hand-off there to the tail, and runs next.
 //!
+//! Go keeps a global run queue besides the P's own (`sched.runq`), and two kinds of
+//! goroutine go there: the readers `sysmon`'s poll makes runnable (it holds no P, so
+//! `injectglist` puts them on the global queue) and a goroutine preempted after its
+//! 10 ms (`goschedImpl` → `globrunqput`). `findRunnable` takes one from it every 61st
+//! turn (`pp.schedtick%61 == 0`, ahead of `runnext`), and a batch of up to 128 when the
+//! local run queue is empty. So on a node that stays busy a reader `sysmon` woke waits
+//! behind the local run queue, goroutines readied after it included, for up to 61
+//! turns.
+//!
 //! Simplified: the validation workers share one turn (the node runs on one core at a
-//! time, see `slices.rs`). A preempted goroutine goes to the back of the run queue and
-//! whoever runs next gets a turn of its own (Go's `goschedImpl` puts it on the global run
-//! queue, which the P takes from when its local one is empty; and a `runnext`
-//! goroutine that inherits a used-up turn is preempted at `sysmon`'s next check, 20 µs
-//! on). `sysmon`'s poll puts the readers at the local run queue's tail (it has no P, so
-//! `injectglist` puts them on the global run queue). The netpoll rule is that of a node
-//! with one P: with GOMAXPROCS > 1 a P with nothing to run parks its thread in the
-//! blocking `netpoll`, which wakes readers at once even while another P runs goroutines;
-//! a node here runs on one core at a time.
+//! time, see `slices.rs`), and whoever runs after a preemption gets a turn of its own (a
+//! `runnext` goroutine that inherits a used-up turn is preempted at `sysmon`'s next
+//! check, 20 µs on). The netpoll rule is that of a node with one P: with GOMAXPROCS > 1
+//! a P with nothing to run parks its thread in the blocking `netpoll`, which wakes
+//! readers at once even while another P runs goroutines; a node here runs on one core
+//! at a time.
 
 use std::collections::VecDeque;
 
@@ -73,6 +80,14 @@ use crate::queue::Event;
 
 /// Go's `forcePreemptNS`: a goroutine's turn, in nanoseconds of CPU.
 pub const GO_TURN: Time = 10_000_000;
+
+/// Go's fairness check: every 61st turn the P takes a goroutine from the global run
+/// queue ahead of its own (`runtime/proc.go:findRunnable`, `pp.schedtick%61 == 0`).
+pub const GLOBAL_RUN_QUEUE_CHECK: u32 = 61;
+
+/// At most this many goroutines move from the global run queue to an empty local one
+/// at once (`findRunnable`: `globrunqgetbatch(len(pp.runq)/2)`, a run queue of 256).
+const GLOBAL_BATCH: usize = 128;
 
 /// `sysmon`'s network poll: when the network was not polled for this long
 /// (`runtime/proc.go:sysmon`, `lastpoll+10*1000*1000 < now`).
@@ -149,12 +164,28 @@ pub struct Process {
     /// Go's `sched.lastpoll`: when a blocking `netpoll` last returned or `sysmon` last
     /// polled.
     last_poll: Time,
+    /// Go's global run queue (`sched.runq`): the readers `sysmon`'s poll made runnable
+    /// (it holds no P, so `injectglist` puts them there) and the goroutines preempted
+    /// after their turn (`goschedImpl` → `globrunqput`). Non-empty only while a
+    /// goroutine runs: once the local run queue empties, its goroutines move there.
+    global: VecDeque<u32>,
+    /// Go's `pp.schedtick`: the turns started (a goroutine that inherits one from
+    /// `runnext` does not count, `execute` with `inheritTime`).
+    schedtick: u32,
 }
 
 impl Process {
     /// `id` has a piece of work of `cost`; `event` happens when it is done. If `id` was
     /// waiting (no work, not parked), `wake` says where it goes.
     pub fn push(&mut self, id: Goroutine, cost: Time, event: Event, wake: Wake) {
+        if let Some(i) = self.add_piece(id, cost, event) {
+            self.ready(i, wake);
+        }
+    }
+
+    /// Gives `id` a piece of work; returns its index if that made it runnable (it was
+    /// waiting: no work, not parked).
+    fn add_piece(&mut self, id: Goroutine, cost: Time, event: Event) -> Option<u32> {
         let i = match self.find(id) {
             Some(i) => i,
             None => {
@@ -170,10 +201,11 @@ impl Process {
         };
         let r = &mut self.routines[i];
         r.pieces.push_back(Piece { event, left: cost });
-        if !r.runnable && !r.blocked {
-            r.runnable = true;
-            self.ready(i as u32, wake);
+        if r.runnable || r.blocked {
+            return None;
         }
+        r.runnable = true;
+        Some(i as u32)
     }
 
     /// Where goroutine `id` is in `routines`, if it ever had work.
@@ -186,7 +218,12 @@ impl Process {
     /// was readied.
     fn ready(&mut self, i: u32, wake: Wake) {
         if self.run_queue.is_empty() {
+            debug_assert!(
+                self.global.is_empty(),
+                "an idle node has no global run queue"
+            );
             self.run_queue.push_back(i);
+            self.schedtick = self.schedtick.wrapping_add(1);
             return;
         }
         match wake {
@@ -274,13 +311,18 @@ impl Process {
 
     /// `sysmon`'s poll of the network on a node that runs, at one of its scheduling
     /// points: once the network was not polled for `SYSMON_POLL`, the readers whose data
-    /// arrived become runnable (in the order it arrived) and `sched.lastpoll` is now.
-    /// Call before `settle`: sysmon injects them (`injectglist`) before it preempts the
-    /// goroutine that used up its turn (`retake`), so they run first.
+    /// arrived become runnable (in the order it arrived) on the global run queue
+    /// (`injectglist` without a P) and `sched.lastpoll` is now. Call before `settle`:
+    /// sysmon injects them before it preempts the goroutine that used up its turn
+    /// (`retake`), so they queue ahead of it.
     pub fn sysmon_poll(&mut self, now: Time) {
         if !self.netpoll.is_empty() && now >= self.last_poll + SYSMON_POLL {
             self.last_poll = now;
-            self.inject();
+            while let Some((id, piece)) = self.netpoll.pop_front() {
+                if let Some(i) = self.add_piece(id, piece.left, piece.event) {
+                    self.global.push_back(i);
+                }
+            }
         }
     }
 
@@ -345,26 +387,40 @@ impl Process {
             }
         } else if self.turn >= GO_TURN {
             self.run_queue.pop_front();
+            self.global.push_back(front);
             self.schedule();
-            self.run_queue.push_back(front);
             self.turn = 0;
         }
     }
 
     /// `runtime/proc.go:findRunnable` after the running goroutine left: the timers
-    /// ready their goroutines into `runnext`, then `runqget` takes `runnext` ahead of
-    /// the run queue. Returns true if it did (`inheritTime`).
+    /// ready their goroutines into `runnext`; every 61st turn one goroutine of the global
+    /// run queue goes first; else `runqget` takes `runnext` (returning true:
+    /// `inheritTime`), else the local run queue's head; else a batch of the global run
+    /// queue moves to the local one and its first runs.
     fn schedule(&mut self) -> bool {
         for i in std::mem::take(&mut self.timer_ready) {
             self.put_next(i);
         }
-        match self.runnext.take() {
-            Some(next) => {
-                self.run_queue.push_front(next);
-                true
+        if self.schedtick.is_multiple_of(GLOBAL_RUN_QUEUE_CHECK) {
+            if let Some(g) = self.global.pop_front() {
+                self.run_queue.push_front(g);
+                self.schedtick = self.schedtick.wrapping_add(1);
+                return false;
             }
-            None => false,
         }
+        if let Some(next) = self.runnext.take() {
+            self.run_queue.push_front(next);
+            return true;
+        }
+        if self.run_queue.is_empty() {
+            let batch = self.global.len().min(GLOBAL_BATCH);
+            self.run_queue.extend(self.global.drain(..batch));
+        }
+        if !self.run_queue.is_empty() {
+            self.schedtick = self.schedtick.wrapping_add(1);
+        }
+        false
     }
 }
 
@@ -703,6 +759,77 @@ mod tests {
         p.settle();
         assert_eq!(tick(&mut p, MS, 3 * MS), Some(ev(2)));
         assert_eq!(tick(&mut p, MS, 4 * MS), Some(ev(4)));
+        assert!(!p.has_work());
+    }
+
+    #[test]
+    fn readers_sysmon_polls_wait_behind_the_local_run_queue() {
+        // sysmon has no P: injectglist puts what its netpoll returns on the global run
+        // queue, which findRunnable reads after runqget. Writer 8 runs 0-6 ms, the
+        // validator 6-14 ms in two pieces; data for reader 3 arrives at 1 ms; at 10 ms
+        // sysmon polls (10 ms after the blocking netpoll that woke the node at 0).
+        // Writer 9, readied by the network at 11 ms, runs when the validator blocks
+        // (14-15), before the reader (15-16).
+        let mut p = Process::default();
+        p.push(Goroutine::Writer(8), 6 * MS, ev(1), Wake::Tail);
+        p.push(Goroutine::Validator, 4 * MS, ev(2), Wake::Tail);
+        p.push(Goroutine::Validator, 4 * MS, ev(3), Wake::Tail);
+        p.arrive(Goroutine::Reader(3), MS, ev(4), MS);
+        assert_eq!(tick(&mut p, 6 * MS, 6 * MS), Some(ev(1)));
+        assert_eq!(tick(&mut p, 4 * MS, 10 * MS), Some(ev(2)));
+        assert!(p.runnable(Goroutine::Reader(3)), "sysmon polled");
+        p.push(Goroutine::Writer(9), MS, ev(5), Wake::Tail);
+        assert_eq!(tick(&mut p, 4 * MS, 14 * MS), Some(ev(3)));
+        assert_eq!(
+            tick(&mut p, MS, 15 * MS),
+            Some(ev(5)),
+            "the local run queue first"
+        );
+        assert_eq!(tick(&mut p, MS, 16 * MS), Some(ev(4)));
+        assert!(!p.has_work());
+    }
+
+    #[test]
+    fn every_sixty_first_turn_takes_the_global_run_queue_first() {
+        // findRunnable: `pp.schedtick%61 == 0` takes one goroutine of the global run
+        // queue ahead of the local one. The validator's turn is the node's first
+        // (schedtick 1); at 10 ms sysmon puts reader 3 on the global run queue and the
+        // validator behind it. 100 writers, readied by the network meanwhile, wait
+        // locally, one µs of work each: writer k's turn is schedtick k + 2, so after the
+        // 60th writer (schedtick 61) the reader runs, then the other 40 writers, and
+        // the validator once the local run queue is empty.
+        const US: Time = 1_000;
+        let mut p = Process::default();
+        p.push(Goroutine::Validator, GO_TURN + US, ev(0), Wake::Tail);
+        p.arrive(Goroutine::Reader(3), US, ev(1000), MS);
+        for k in 0..100 {
+            p.push(Goroutine::Writer(k), US, ev(1 + k), Wake::Tail);
+        }
+        assert_eq!(tick(&mut p, GO_TURN, GO_TURN), None);
+        let mut order = Vec::new();
+        let mut now = GO_TURN;
+        while p.has_work() {
+            now += US;
+            if let Some(Event::Signed { msg }) = tick(&mut p, US, now) {
+                order.push(msg);
+            }
+        }
+        let expected: Vec<u32> = (1..=60).chain([1000]).chain(61..=100).chain([0]).collect();
+        assert_eq!(order, expected);
+    }
+
+    #[test]
+    fn a_preempted_goroutine_queues_behind_those_readied_after_it() {
+        // goschedImpl puts a goroutine preempted after its 10 ms on the global run
+        // queue: writer 9, readied by the network while writer 8 runs, runs before it.
+        let mut p = Process::default();
+        p.push(Goroutine::Validator, 12 * MS, ev(1), Wake::Tail);
+        p.push(Goroutine::Writer(8), MS, ev(2), Wake::Tail);
+        assert_eq!(tick(&mut p, GO_TURN, GO_TURN), None);
+        p.push(Goroutine::Writer(9), MS, ev(3), Wake::Tail);
+        assert_eq!(tick(&mut p, MS, 11 * MS), Some(ev(2)));
+        assert_eq!(tick(&mut p, MS, 12 * MS), Some(ev(3)));
+        assert_eq!(tick(&mut p, 2 * MS, 14 * MS), Some(ev(1)));
         assert!(!p.has_work());
     }
 }
