@@ -68,14 +68,14 @@ def test_a_scenario_on_one_core_pays_the_one_p_wake_up(tmp_path: Path) -> None:
 
 
 # docs/network-calibration.md, "On one P", by goroutine: the event loop's 5.5 µs per RPC
-# and 11.7 µs per message published, 60 µs per signature in the validation worker, the
-# node's wake-up refitted to 3.24 switches of 10.38 µs with nothing left per RPC read or
-# written.
+# and 11.7 µs per message published, 60 µs per signature in the validation worker, 4 µs
+# per RPC written, and the node's wake-up fitted to the real nodes' CPU with the model's
+# own counts (bench/cpu_fit_wakeup.py): 65 µs.
 LOOP_ONE_P_US = {
     "per_rpc_loop": 5.5,
     "per_publish_loop": 11.7,
     "per_copy": 60,
-    "per_node_wakeup": round(SWITCHES_PER_NODE_WAKEUP * 10.38, 3),
+    "per_node_wakeup": 65,
     "per_rpc_received": 0,
     "per_rpc_sent": 4,
 }

@@ -68,14 +68,16 @@ MEASURED_ONE_P: dict[str, int] = {
 # goroutine (bench/cpu_profile_goroutines.py; docs/network-calibration.md, "On one P").
 # The loop takes 5.5 µs per RPC it handles (pubsub.go:handleIncomingRPC, its select) and
 # 11.7 µs per message it publishes (publishMessage: deliver, push a forward onto each mesh
-# peer's queue); the validation worker 60 µs per copy; what falls with load is refitted
-# to the calibration runs' CPU with the rest taken off (bench/cpu_calibration.py): 10.38 µs
-# per voluntary switch, so SWITCHES_PER_NODE_WAKEUP × 10.38 µs per node wake-up, and
-# nothing is left per RPC read or written.
+# peer's queue); the validation worker 60 µs per copy; nothing per RPC read, 4 µs per RPC
+# written. What falls with load is the node's wake-up, fitted so that the model's nodes,
+# with their own counts, use the CPU the real nodes of the one-P calibration runs used
+# (bench/cpu_fit_wakeup.py, docs/network-calibration.md, "On one P"): 65 µs, of which
+# SWITCHES_PER_NODE_WAKEUP × 10.38 µs is the runtime's switches and the rest the work that
+# costs more on a node that was idle (cold caches).
 MEASURED_ONE_P_LOOP: dict[str, int] = {
     **MEASURED,
     "per_read_wakeup": 0,
-    "per_node_wakeup": round(SWITCHES_PER_NODE_WAKEUP * 10_380),
+    "per_node_wakeup": 65 * US,
     "per_rpc_received": 0,
     "per_rpc_sent": MEASURED["per_rpc_sent"],
     "per_rpc_loop": 5_500,
