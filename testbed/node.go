@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/pprof"
+	"runtime/trace"
 	"strconv"
 	"strings"
 	"sync"
@@ -31,6 +32,10 @@ import (
 
 // profileFile is the CPU profile a node writes into its folder when asked.
 const profileFile = "cpu.pprof"
+
+// goTraceFile is the execution trace (runtime/trace) a node writes into its folder when
+// asked: how go scheduled its goroutines over the measured interval.
+const goTraceFile = "go.trace"
 
 // dialRetry is how often a dial is retried while the listener may not be up yet.
 const dialRetry = 100 * time.Millisecond
@@ -112,6 +117,8 @@ func commands(start chan<- int64, stop chan<- struct{}) {
 type node struct {
 	*gossipnode.Node
 	c *gossipnode.Config
+	// goTrace is the open execution trace file while runtime/trace records into it.
+	goTrace *os.File
 }
 
 func runNode(configPath string) error {
@@ -169,6 +176,9 @@ func runNode(configPath string) error {
 				defer f.Close()
 			}
 		}
+	}
+	if c.GoTrace {
+		n.startGoTrace()
 	}
 	n.Publish(ctx, epoch, stop)
 	select {
@@ -266,10 +276,37 @@ func (n *node) awaitReady(ctx context.Context, started time.Time) {
 	})
 }
 
-// finish stops the CPU profile, writes node.json and tells the orchestrator.
+// startGoTrace starts the execution trace; a trace that cannot start leaves no file,
+// which the orchestrator reports as missing.
+func (n *node) startGoTrace() {
+	f, err := os.Create(filepath.Join(n.c.Dir, goTraceFile))
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "go trace: %v\n", err)
+		return
+	}
+	if err := trace.Start(f); err != nil {
+		fmt.Fprintf(os.Stderr, "go trace: %v\n", err)
+		_ = f.Close()
+		_ = os.Remove(f.Name())
+		return
+	}
+	n.goTrace = f
+}
+
+// finish stops the CPU profile and the execution trace, writes node.json and tells
+// the orchestrator. The trace stops first: trace.Stop returns once every buffer is
+// written, so the file is complete before the orchestrator, told by node.json and
+// "done", copies it.
 func (n *node) finish(_ context.Context) error {
 	if n.c.Profile {
 		pprof.StopCPUProfile()
+	}
+	if n.goTrace != nil {
+		trace.Stop()
+		if err := n.goTrace.Close(); err != nil {
+			fmt.Fprintf(os.Stderr, "go trace: %v\n", err)
+		}
+		n.goTrace = nil
 	}
 	if err := n.Finish(); err != nil {
 		return err

@@ -184,6 +184,7 @@ def test_churn_is_crashes_that_restart(tmp_path: Path) -> None:
         ({"output": {"mode": "aggregate"}}, "output.mode"),
         ({"network": {"shared_ips": [[0, 1]]}}, "network.shared_ips"),
         ({"testbed": {"profile": True}}, "testbed.profile"),
+        ({"testbed": {"go_trace": [0]}}, "testbed.go_trace"),
     ],
 )
 def test_what_simnet_cannot_run_is_refused_by_its_field(

@@ -76,6 +76,11 @@ def test_what_the_fork_node_cannot_run_is_refused(
     assert [p.path for p in unsupported_features(v20(protocol))] == [path]
 
 
+def test_the_fork_node_records_no_go_execution_trace(fork_node: Path) -> None:
+    refused = unsupported_features(v20(testbed={"go_trace": [0]}))
+    assert [p.path for p in refused] == ["testbed.go_trace"]
+
+
 def test_the_fork_rules_are_accepted_when_written_out(fork_node: Path) -> None:
     rules = {"announce_own": "coin", "idontwant_on_publish": False, "idontwant_to_sender": True}
     assert unsupported_features(v20(rules)) == []

@@ -34,6 +34,9 @@ type Config struct {
 	WarmupNs int64  `json:"warmup_ns"`
 	Dir      string `json:"dir"`
 	Profile  bool   `json:"profile"`
+	// GoTrace records this node's execution trace (runtime/trace) over the measured
+	// interval into Dir/go.trace.
+	GoTrace bool `json:"go_trace"`
 	// TraceRPC keeps SEND_RPC/RECV_RPC/DROP_RPC events in the trace file; they are
 	// large and traffic is counted exactly by the raw tracer anyway.
 	TraceRPC bool `json:"trace_rpc"`

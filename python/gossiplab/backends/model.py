@@ -85,6 +85,10 @@ def unsupported_features(s: Scenario) -> list[Problem]:
             "partial messages are measured per (group, node), which aggregate mode does not keep"
         )
         problems.append(Problem("workload.partial", message, 'use output.mode = "full"'))
+    if s.testbed.go_trace:
+        message = "go execution traces record real go nodes: the model runs none"
+        hint = 'set go_trace = [], or use backend = "testbed"'
+        problems.append(Problem("testbed.go_trace", message, hint))
     if s.workload.topics > MAX_TOPICS:
         problems.append(
             Problem("workload.topics", f"at most {MAX_TOPICS}, got {s.workload.topics}")

@@ -173,12 +173,13 @@ def _backend_problems(s: Scenario) -> list[Problem]:
 
 
 def _testbed_problems(s: Scenario) -> list[Problem]:
+    problems = _node_id_problems("testbed.go_trace", s.testbed.go_trace, s.topology.nodes)
     router = s.testbed.router
     if router != "randomsub" and router != s.protocol.name:
         message = f"'{router}' differs from protocol.name '{s.protocol.name}'"
         hint = f'set protocol.name = "{router}" instead (the model runs it too)'
-        return [Problem("testbed.router", message, hint)]
-    return []
+        problems.append(Problem("testbed.router", message, hint))
+    return problems
 
 
 def _node_list_problems(s: Scenario) -> list[Problem]:

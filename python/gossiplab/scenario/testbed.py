@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import model_validator
+from pydantic import Field, model_validator
 
 from gossiplab.errors import Problem
 from gossiplab.scenario.base import Section, raise_problems
@@ -30,6 +30,9 @@ class TestbedConfig(Section):
     # (inherited by every namespace), the others are set on the nodes' routes.
     congestion_control: Literal["host", "cubic", "bbr", "reno"] = "host"
     profile: bool = False  # CPU profile (runtime/pprof) of every node over the measured interval
+    # Nodes whose execution trace (runtime/trace) is recorded over the measured interval:
+    # how go scheduled their goroutines (bench/go_trace_schedule.py reads them).
+    go_trace: list[int] = Field(default_factory=list)
     # The delay stage's p99 release lateness above which the run fails: the links were
     # then not the scenario's any more.
     max_delay_error: Duration = 10 * NS_PER_SECOND // 1000
@@ -69,6 +72,7 @@ class TestbedConfig(Section):
             message = f"must be >= 10ms, got {format_duration(self.sample_interval)}"
             problems.append(Problem("sample_interval", message, 'use e.g. "500ms"'))
         problems += _node_cpu_problems(self.node_cpus)
+        problems += _go_trace_problems(self.go_trace)
         raise_problems(problems)
         return self
 
@@ -84,4 +88,14 @@ def _node_cpu_problems(cpus: list[int] | None) -> list[Problem]:
         return [Problem("node_cpus", f"CPU numbers start at 0, got {min(cpus)}", hint)]
     if len(set(cpus)) != len(cpus):
         return [Problem("node_cpus", f"lists a CPU twice: {cpus}", hint)]
+    return []
+
+
+def _go_trace_problems(ids: list[int]) -> list[Problem]:
+    """The list's own shape; that the ids are below topology.nodes is a cross-section rule."""
+    hint = "list node ids, e.g. go_trace = [0], each once"
+    if ids and min(ids) < 0:
+        return [Problem("go_trace", f"node ids start at 0, got {min(ids)}", hint)]
+    if len(set(ids)) != len(ids):
+        return [Problem("go_trace", f"lists a node twice: {ids}", hint)]
     return []

@@ -96,6 +96,12 @@ def _other_problems(s: Scenario) -> list[Problem]:
         message = "per-node CPU profiles are a testbed feature: simnet's hosts share one process"
         hint = 'set profile = false, or use backend = "testbed"'
         problems.append(Problem("testbed.profile", message, hint))
+    if s.testbed.go_trace:
+        message = (
+            "per-node go execution traces are a testbed feature: simnet's hosts share one process"
+        )
+        hint = 'set go_trace = [], or use backend = "testbed"'
+        problems.append(Problem("testbed.go_trace", message, hint))
     return problems
 
 

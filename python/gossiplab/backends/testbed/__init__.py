@@ -37,6 +37,9 @@ from gossiplab.workload import Schedule
 
 ProgressCallback = Callable[[int, int, int], None]
 PROFILE_TOP_FILE = "profile-top.txt"
+# Execution traces of testbed.go_trace's nodes: <results>/go-traces/node-<id>.trace.
+GO_TRACES_DIR = "go-traces"
+GO_TRACE_FILE = "go.trace"  # in the node's work folder (testbed/node.go goTraceFile)
 ARTIFACTS_DIR = "testbed"
 PUBSUB_MODULE = "github.com/libp2p/go-libp2p-pubsub"
 HOST_BUSY_LIMIT = 0.9
@@ -56,6 +59,7 @@ class TestbedRun:
     work: Path
     keep: list[Path] = field(default_factory=list)  # files for the results folder
     profile_text: str | None = None
+    go_traces: dict[int, Path] = field(default_factory=dict)  # node -> its execution trace
 
     def attach(self, results_dir: Path) -> None:
         """Copy the raw artifacts (profiles, traces if kept) into the results folder."""
@@ -68,6 +72,11 @@ class TestbedRun:
             shutil.copy2(path, target / relative)
         if self.profile_text:
             (target / PROFILE_TOP_FILE).write_text(self.profile_text, encoding="utf-8")
+        if self.go_traces:
+            traces = Path(results_dir) / GO_TRACES_DIR
+            traces.mkdir(exist_ok=True)
+            for node, path in sorted(self.go_traces.items()):
+                shutil.copy2(path, traces / f"node-{node}.trace")
         remove_work(self.work)
 
 
@@ -244,6 +253,7 @@ def run_testbed(
         summary = aggregate(profiles)
         info["profile"] = summary
         profile_text = top_table(summary)
+    go_traces = _go_traces(s, work, warnings)
     edges = topology.edges.tolist()
     tables = RunTables(
         publishes=conversion.tables.publishes,
@@ -265,7 +275,22 @@ def run_testbed(
         work=work,
         keep=keep,
         profile_text=profile_text,
+        go_traces=go_traces,
     )
+
+
+def _go_traces(s: Scenario, work: Path, warnings: list[str]) -> dict[int, Path]:
+    """The execution traces testbed.go_trace asked for; a node without one is a warning
+    (it crashed, or runtime/trace could not start: its stderr.log says which)."""
+    found = {}
+    for node in s.testbed.go_trace:
+        path = work / f"node{node}" / GO_TRACE_FILE
+        if path.is_file() and path.stat().st_size > 0:
+            found[node] = path
+        else:
+            warnings.append(f"node {node} wrote no go execution trace (testbed.go_trace)")
+            _warn(warnings[-1])
+    return found
 
 
 def _warn(message: str) -> None:

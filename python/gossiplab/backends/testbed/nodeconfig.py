@@ -126,6 +126,7 @@ def node_configs(
             ],
             "schedule": own[i],
             "dir": dirs[i],
+            "go_trace": i in s.testbed.go_trace,
             **({"partial": partial_config(s, plan, i)} if plan is not None else {}),
         }
         for i in range(topology.nodes)

@@ -63,7 +63,8 @@ def fork_problems(s: Scenario) -> list[Problem]:
     """A v2.0 scenario runs on the fork's node (testbed/forknode), which the testbed has
     only when $GOSSIPLAB_FORK_NODE names it, and which runs whole messages on plain
     meshes with the fork's own publisher and IDONTWANT rules (gossipsub.go Publish,
-    PreValidation): no scoring, direct peers, partial messages, RPC traces or profiles."""
+    PreValidation): no scoring, direct peers, partial messages, RPC traces, CPU profiles
+    or execution traces."""
     refused = fork_node_refusal(s.protocol.version)
     if refused:
         return refused
@@ -78,6 +79,7 @@ def fork_problems(s: Scenario) -> list[Problem]:
         "workload.partial": s.workload.partial is not None,
         "testbed.trace_rpc": s.testbed.trace_rpc,
         "testbed.profile": s.testbed.profile,
+        "testbed.go_trace": bool(s.testbed.go_trace),
     }
     problems += [Problem(path, why, hint) for path, on in unsupported.items() if on]
     # The fork's rules, which the node cannot change: the coin for the publisher's own

@@ -1,0 +1,207 @@
+"""How go scheduled a traced node: its P's busy stretches and its goroutines' waits.
+
+Takes execution traces of `[testbed] go_trace` (`go-traces/node-<id>.trace` of a results
+folder), reads each with `go tool trace -d=parsed` (the text form of
+internal/trace's events, go1.26: a header line per event, `M=.. P=.. G=.. StateTransition
+Time=.. GoID=N From->To Reason=..` or `.. ProcID=N From->To ..`, then tab-indented frames
+under `TransitionStack=` and `Stack=`) and prints per trace:
+
+- per P, its busy stretches, from `ProcID=N Idle->Running` to the next `Running->` of
+  that P: how many, their total in seconds, the median and the longest;
+- per goroutine role, the wait from becoming runnable (`GoID=N ..->Runnable`) to running
+  (`Runnable->Running`): how many, p50, p90, p99 and max (nearest rank: the
+  ceil(q * n)-th smallest).
+
+A goroutine's role is the first of these its own frames name (a function's last name
+components, `(*PubSub).processLoop` names processLoop): validateWorker (validator),
+processLoop (event loop), handleNewStream (reader), handleSendingMessages (writer),
+yamux's recvLoop and sendLoop, gcBgMarkWorker (GC); none: other. Its own frames are
+an event's `Stack=` when the event runs on that goroutine (`G=` is its GoID) and any
+`TransitionStack=`, which is the transitioning goroutine's stack (internal/trace
+resources.go StateTransition.Stack: on creation, the new goroutine's start). A wait
+counts for the role the goroutine has by the end of the trace. States entered before
+the trace began (`Undetermined->`) start no stretch and no wait.
+
+    go_trace_schedule.py RESULTS/go-traces/node-0.trace [...]
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import subprocess
+import sys
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+# (role, function name component, package substring or "" for any), in precedence order.
+ROLES = (
+    ("validator", "validateWorker", ""),
+    ("event loop", "processLoop", ""),
+    ("reader", "handleNewStream", ""),
+    ("writer", "handleSendingMessages", ""),
+    ("yamux recvLoop", "recvLoop", "yamux"),
+    ("yamux sendLoop", "sendLoop", "yamux"),
+    ("GC", "gcBgMarkWorker", ""),
+)
+ROLE_ORDER = [role for role, _, _ in ROLES] + ["other"]
+
+_HEADER = re.compile(r"^M=(-?\d+) P=(-?\d+) G=(-?\d+) (\w+) Time=(\d+)")
+_GO = re.compile(r" GoID=(\d+) (\w+)->(\w+)")
+_PROC = re.compile(r" ProcID=(\d+) (\w+)->(\w+)")
+_FRAME = re.compile(r"^\t(\S.*?) @ 0x[0-9a-f]+$")
+
+
+@dataclass
+class Schedule:
+    """What one trace says about the P's and the goroutines' waits (times in ns)."""
+
+    busy: dict[int, list[int]] = field(default_factory=lambda: defaultdict(list))
+    waits: dict[int, list[int]] = field(default_factory=lambda: defaultdict(list))
+    roles: dict[int, str] = field(default_factory=dict)
+    first_ns: int | None = None
+    last_ns: int | None = None
+
+    def waits_by_role(self) -> dict[str, list[int]]:
+        out: dict[str, list[int]] = defaultdict(list)
+        for goid, waits in self.waits.items():
+            out[self.roles.get(goid, "other")] += waits
+        return {role: sorted(out[role]) for role in ROLE_ORDER if out.get(role)}
+
+
+def role_of(function: str) -> str | None:
+    """The role a frame's function names, if any."""
+    parts = function.split(".")
+    for role, name, package in ROLES:
+        if name in parts and package in function:
+            return role
+    return None
+
+
+def _stack_sections(lines: list[str]) -> tuple[list[str], list[str]]:
+    """The frames under TransitionStack= and under Stack= of one event's body lines."""
+    sections: dict[str, list[str]] = {"TransitionStack=": [], "Stack=": []}
+    current: list[str] | None = None
+    for line in lines:
+        if line in sections:
+            current = sections[line]
+            continue
+        match = _FRAME.match(line)
+        if match and current is not None:
+            current.append(match.group(1))
+    return sections["TransitionStack="], sections["Stack="]
+
+
+def _events(lines: Iterable[str]) -> Iterable[tuple[str, list[str]]]:
+    header: str | None = None
+    body: list[str] = []
+    for raw in lines:
+        line = raw.rstrip("\n")
+        if _HEADER.match(line):
+            if header is not None:
+                yield header, body
+            header, body = line, []
+        elif header is not None:
+            body.append(line)
+    if header is not None:
+        yield header, body
+
+
+def parse(lines: Iterable[str]) -> Schedule:
+    """The schedule of one trace from `go tool trace -d=parsed`'s lines."""
+    s = Schedule()
+    proc_since: dict[int, int] = {}
+    runnable_since: dict[int, int] = {}
+    for header, body in _events(lines):
+        head = _HEADER.match(header)
+        assert head is not None
+        g, kind, t = int(head.group(3)), head.group(4), int(head.group(5))
+        s.first_ns = t if s.first_ns is None else min(s.first_ns, t)
+        s.last_ns = t if s.last_ns is None else max(s.last_ns, t)
+        if kind != "StateTransition":
+            continue
+        proc = _PROC.search(header)
+        if proc:
+            pid, old, new = int(proc.group(1)), proc.group(2), proc.group(3)
+            if old == "Running" and pid in proc_since:
+                s.busy[pid].append(t - proc_since.pop(pid))
+            if new == "Running" and old == "Idle":
+                proc_since[pid] = t
+            continue
+        go = _GO.search(header)
+        if not go:
+            continue
+        goid, old, new = int(go.group(1)), go.group(2), go.group(3)
+        if old == "Runnable" and goid in runnable_since:
+            waited = t - runnable_since.pop(goid)
+            if new == "Running":
+                s.waits[goid].append(waited)
+        if new == "Runnable" and old != "Undetermined":
+            runnable_since[goid] = t
+        if goid not in s.roles:
+            transition, stack = _stack_sections(body)
+            own = transition + (stack if goid == g else [])
+            for function in own:
+                role = role_of(function)
+                if role is not None:
+                    s.roles[goid] = role
+                    break
+    return s
+
+
+def quantile(sorted_values: list[int], q: float) -> int:
+    """Nearest rank: the ceil(q * n)-th smallest value (the smallest for q = 0)."""
+    rank = max(1, math.ceil(q * len(sorted_values)))
+    return sorted_values[rank - 1]
+
+
+def median(sorted_values: list[int]) -> float:
+    n = len(sorted_values)
+    mid = n // 2
+    return sorted_values[mid] if n % 2 else (sorted_values[mid - 1] + sorted_values[mid]) / 2
+
+
+def report(name: str, s: Schedule) -> str:
+    span = (s.last_ns or 0) - (s.first_ns or 0)
+    out = [f"{name}: {span / 1e9:.3f} s traced"]
+    out.append("  P   stretches   busy s   share   median µs   longest µs")
+    for pid in sorted(s.busy):
+        stretches = sorted(s.busy[pid])
+        total = sum(stretches)
+        share = total / span if span else 0.0
+        out.append(
+            f"  {pid:<3} {len(stretches):>9} {total / 1e9:>8.3f} {share:>7.1%} "
+            f"{median(stretches) / 1e3:>11.1f} {stretches[-1] / 1e3:>12.1f}"
+        )
+    out.append("  role             waits    p50 µs    p90 µs    p99 µs    max µs")
+    for role, waits in s.waits_by_role().items():
+        cells = " ".join(f"{quantile(waits, q) / 1e3:>9.1f}" for q in (0.5, 0.9, 0.99))
+        out.append(f"  {role:<15} {len(waits):>6} {cells} {waits[-1] / 1e3:>9.1f}")
+    return "\n".join(out)
+
+
+def parsed_lines(trace: Path) -> list[str]:
+    done = subprocess.run(
+        ["go", "tool", "trace", "-d=parsed", str(trace)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout.splitlines()
+
+
+def main(argv: list[str]) -> int:
+    if not argv:
+        print(__doc__.strip().splitlines()[-1].strip(), file=sys.stderr)
+        return 2
+    for i, name in enumerate(argv):
+        if i:
+            print()
+        print(report(name, parse(parsed_lines(Path(name)))))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

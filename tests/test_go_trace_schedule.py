@@ -1,0 +1,120 @@
+"""bench/go_trace_schedule.py on a hand-written `go tool trace -d=parsed` sample (go1.26's
+text form); every expectation below is worked out by hand from the sample's times."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "bench"))
+from go_trace_schedule import median, parse, quantile, report, role_of
+
+PUBSUB = "github.com/libp2p/go-libp2p-pubsub"
+
+
+def _frame(function: str) -> str:
+    return f"\t{function} @ 0x4a56e0\n\t\t/src/file.go:10\n"
+
+
+def _event(m: int, p: int, g: int, t: int, what: str, transition: str = "", stack: str = "") -> str:
+    text = f'M={m} P={p} G={g} StateTransition Time={t} {what} Reason=""\n'
+    if transition:
+        text += "TransitionStack=\n" + _frame(transition)
+    if stack:
+        text += "Stack=\n" + _frame(stack) + "\n"
+    return text
+
+
+VALIDATOR = f"{PUBSUB}.(*PubSub).validateWorker"
+LOOP = f"{PUBSUB}.(*PubSub).processLoop"
+SAMPLE = "".join(
+    [
+        "M=-1 P=-1 G=-1 Sync Time=10 N=1 Trace=10 Mono=10 Wall=2026-01-01T00:00:00Z\n",
+        _event(1, -1, -1, 100, "ProcID=0 Undetermined->Running"),  # no start: no stretch
+        _event(1, 0, -1, 110, "GoID=3 Undetermined->Runnable"),  # no start: no wait
+        _event(1, 0, -1, 200, "ProcID=0 Running->Idle"),
+        _event(1, 0, -1, 300, "GoID=3 Runnable->Running"),
+        _event(1, -1, -1, 1000, "ProcID=0 Idle->Running"),
+        # Created by G1: the transition stack is G5's start, the stack G1's.
+        _event(1, 0, 1, 1000, "GoID=5 NotExist->Runnable", VALIDATOR, "main.main"),
+        _event(1, 0, -1, 1100, "GoID=5 Runnable->Running"),  # validator waits 100
+        _event(1, 0, 5, 1200, "GoID=5 Running->Waiting", VALIDATOR, VALIDATOR),
+        _event(1, 0, -1, 1250, "GoID=9 Runnable->Running"),  # runnable since unknown
+        _event(1, 0, 9, 1300, "GoID=5 Waiting->Runnable", stack=LOOP),
+        # G9 wakes G8: the stack is G9's, so it says nothing of G8, which stays other.
+        _event(1, 0, 9, 1350, "GoID=8 Waiting->Runnable", stack=LOOP),
+        _event(1, 0, 9, 1400, "GoID=9 Running->Waiting", stack=LOOP),  # G9: event loop
+        _event(1, 0, -1, 1500, "ProcID=0 Running->Idle"),  # P0: 500
+        _event(2, -1, -1, 1600, "ProcID=1 Idle->Running"),
+        _event(2, 1, -1, 1700, "GoID=5 Runnable->Running"),  # validator 400
+        _event(2, 1, -1, 1750, "GoID=8 Runnable->Running"),  # other 400
+        _event(2, 1, 5, 1800, "GoID=5 Running->Runnable", stack=VALIDATOR),
+        _event(1, -1, -1, 2000, "ProcID=0 Idle->Running"),
+        _event(1, 0, -1, 2050, "GoID=5 Runnable->Running"),  # validator 250
+        _event(1, 0, 5, 2100, "GoID=5 Running->Waiting", stack=VALIDATOR),
+        _event(
+            1,
+            0,
+            11,
+            2200,
+            "GoID=11 Running->Waiting",
+            stack="github.com/libp2p/go-yamux/v5.(*Session).recvLoop",
+        ),
+        _event(1, 0, -1, 2300, "GoID=11 Waiting->Runnable"),
+        _event(1, 0, -1, 2330, "GoID=11 Runnable->Running"),  # yamux recvLoop 30
+        _event(1, 0, -1, 2400, "GoID=5 Waiting->Runnable"),
+        _event(1, 0, -1, 2450, "GoID=5 Runnable->Running"),  # validator 50
+        _event(1, 0, 5, 2500, "GoID=5 Running->Runnable", stack=VALIDATOR),
+        _event(1, 0, -1, 2800, "GoID=5 Runnable->Running"),  # validator 300
+        _event(2, 1, -1, 3000, "ProcID=1 Running->Idle"),  # P1: 1400
+        _event(1, 0, -1, 4000, "ProcID=0 Running->Idle"),  # P0: 2000
+        _event(1, 0, 1, 4100, "GoID=13 NotExist->Runnable", "runtime.gcBgMarkWorker", "main.main"),
+        _event(1, 0, -1, 4160, "GoID=13 Runnable->Running"),  # GC 60
+        _event(1, -1, -1, 5000, "ProcID=0 Idle->Running"),  # never ends: not counted
+        _event(1, 0, -1, 5100, "GoID=12 Waiting->Runnable"),  # never runs: not counted
+    ]
+)
+
+
+def test_busy_stretches_per_p_run_from_idle_to_running_until_running_ends() -> None:
+    s = parse(SAMPLE.splitlines())
+    assert dict(s.busy) == {0: [500, 2000], 1: [1400]}
+    assert (s.first_ns, s.last_ns) == (10, 5100)
+
+
+def test_waits_go_to_the_role_of_the_goroutines_own_frames() -> None:
+    s = parse(SAMPLE.splitlines())
+    assert s.roles == {5: "validator", 9: "event loop", 11: "yamux recvLoop", 13: "GC"}
+    assert s.waits_by_role() == {
+        "validator": [50, 100, 250, 300, 400],
+        "yamux recvLoop": [30],
+        "GC": [60],
+        "other": [400],
+    }
+
+
+def test_the_report_has_the_hand_computed_numbers() -> None:
+    text = report("node-0", parse(SAMPLE.splitlines()))
+    lines = text.splitlines()
+    # 5100 - 10 ns traced; P0: 2 stretches, 2500 ns busy (49.1%), median 1.25 µs, longest 2 µs.
+    assert lines[0] == "node-0: 0.000 s traced"
+    assert lines[2].split() == ["0", "2", "0.000", "49.1%", "1.2", "2.0"]
+    assert lines[3].split() == ["1", "1", "0.000", "27.5%", "1.4", "1.4"]
+    # validator: 5 waits; nearest rank p50 = 3rd = 250, p90 = p99 = 5th = 400.
+    assert lines[5].split() == ["validator", "5", "0.2", "0.4", "0.4", "0.4"]
+
+
+def test_nearest_rank_quantiles_and_median() -> None:
+    values = list(range(1, 11))
+    assert [quantile(values, q) for q in (0.5, 0.9, 0.99)] == [5, 9, 10]
+    assert median([1, 2, 3, 4]) == 2.5
+    assert median([1, 5, 9]) == 5
+
+
+def test_roles_by_function_name_components() -> None:
+    assert role_of(f"{PUBSUB}.(*PubSub).handleNewStream") == "reader"
+    assert role_of(f"{PUBSUB}.(*PubSub).handleSendingMessages.func1") == "writer"
+    assert role_of("github.com/libp2p/go-yamux/v5.(*Session).sendLoop") == "yamux sendLoop"
+    # A sendLoop outside yamux, and a name that merely contains a role's, name none.
+    assert role_of("github.com/quic-go/quic-go.(*connection).sendLoop") is None
+    assert role_of("main.processLoopHelper") is None
