@@ -6,8 +6,10 @@ internal/trace's events, go1.26: a header line per event, `M=.. P=.. G=.. StateT
 Time=.. GoID=N From->To Reason=..` or `.. ProcID=N From->To ..`, then tab-indented frames
 under `TransitionStack=` and `Stack=`) and prints per trace:
 
-- per P, its busy stretches, from `ProcID=N Idle->Running` to the next `Running->` of
-  that P: how many, their total in seconds, the median and the longest;
+- per P, its busy stretches, from `ProcID=N Idle->Running` to the P's next transition
+  out of Running (`Running->Running`, which the tracer writes at each of its
+  generations, about one a second, restates the state and ends nothing): how many,
+  their total in seconds, the median and the longest;
 - per goroutine role, the wait from becoming runnable (`GoID=N ..->Runnable`) to running
   (`Runnable->Running`): how many, p50, p90, p99 and max (nearest rank: the
   ceil(q * n)-th smallest).
@@ -125,7 +127,7 @@ def parse(lines: Iterable[str]) -> Schedule:
         proc = _PROC.search(header)
         if proc:
             pid, old, new = int(proc.group(1)), proc.group(2), proc.group(3)
-            if old == "Running" and pid in proc_since:
+            if old == "Running" and new != "Running" and pid in proc_since:
                 s.busy[pid].append(t - proc_since.pop(pid))
             if new == "Running" and old == "Idle":
                 proc_since[pid] = t

@@ -67,6 +67,8 @@ SAMPLE = "".join(
         _event(1, 0, 5, 2500, "GoID=5 Running->Runnable", stack=VALIDATOR),
         _event(1, 0, -1, 2800, "GoID=5 Runnable->Running"),  # validator 300
         _event(2, 1, -1, 3000, "ProcID=1 Running->Idle"),  # P1: 1400
+        # The tracer's next generation restates P0's state: its stretch goes on.
+        _event(1, -1, -1, 3500, "ProcID=0 Running->Running"),
         _event(1, 0, -1, 4000, "ProcID=0 Running->Idle"),  # P0: 2000
         _event(1, 0, 1, 4100, "GoID=13 NotExist->Runnable", "runtime.gcBgMarkWorker", "main.main"),
         _event(1, 0, -1, 4160, "GoID=13 Runnable->Running"),  # GC 60
