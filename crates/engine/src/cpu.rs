@@ -598,6 +598,52 @@ mod tests {
     }
 
     #[test]
+    fn a_node_that_slept_runs_before_those_that_used_their_slices() {
+        // EEVDF (kernel/sched/fair.c), 1 core, 1 ms slices, three nodes. A and C have
+        // 3 ms of work from 0: A runs 0-1, C 1-2 (at 1, C is eligible: its vruntime 0 is
+        // below the average 0.5). B wakes at 1.5 with 0.2 ms and is placed at the average
+        // then (C 0.5 so far, A 1: 0.75), deadline 1.75. At 2 A and C have run 1 ms each,
+        // the average is 0.92: only B is eligible, and it runs 2-2.2, before A, which a
+        // round robin would run first (B done at 3.2). Then A 2.2-3.2, C 3.2-4.2, A
+        // 4.2-5.2 (done), C 5.2-6.2 (done).
+        const MS: Time = 1_000_000;
+        let config = CpuConfig {
+            nodes_per_host: 3,
+            time_slice_ns: Some(MS),
+            ..CpuConfig::default()
+        };
+        let mut c = Cpu::new(&config, 3, 1, FOREVER);
+        let mut queue = EventQueue::new(3);
+        let work = [(0, 0, 3 * MS), (2, 0, 3 * MS), (1, 3 * MS / 2, MS / 5)];
+        for (i, &(_, at, _)) in work.iter().enumerate() {
+            queue.push(at, 1, Event::Publish { msg: i as u32 });
+        }
+        let mut done = [0; 3];
+        while let Some((t, event)) = queue.pop() {
+            match event {
+                Event::Publish { msg } => {
+                    let (node, _, cost) = work[msg as usize];
+                    c.submit(
+                        &mut queue,
+                        node,
+                        Goroutine::Validator,
+                        cost,
+                        Event::Signed { msg },
+                    );
+                }
+                Event::CoreTick { host, core } => {
+                    if let Some(Event::Signed { msg }) = c.tick_finish(host, core, t) {
+                        done[msg as usize] = t;
+                    }
+                    c.tick_next(&mut queue, host, core);
+                }
+                _ => unreachable!(),
+            }
+        }
+        assert_eq!(done, [52 * MS / 10, 62 * MS / 10, 22 * MS / 10]);
+    }
+
+    #[test]
     fn a_time_sliced_node_is_woken_once_per_busy_stretch() {
         // Busy from 1 ms (woken: 50 + 100 µs) when the second piece comes at 1.1 ms.
         let busy = sliced_runs(&[(1_000_000, 100_000), (1_100_000, 100_000)]);

@@ -1,13 +1,23 @@
 //! A host whose nodes outnumber its cores, run as an operating system runs processes:
-//! in time slices.
+//! in time slices, in the order Linux's EEVDF scheduler picks them.
 //!
 //! Each node is one process. A core runs one node at a time, for at most one time slice;
 //! the node runs its own work (its reading goroutines, its validation workers and its
 //! writers, one piece after the other) in the order Go's scheduler gives it
-//! (`goroutines.rs`). A node that runs out
-//! of work gives its core up (it blocks on the network); one whose slice is used up goes
-//! to the back of the host's run queue, and the core takes the node at its front. Work
-//! for a node that is not running waits until the node gets a core again.
+//! (`goroutines.rs`). A node that runs out of work gives its core up (it blocks on the
+//! network); one whose slice is used up goes back to the host's run queue. Work for a
+//! node that is not running waits until the node gets a core again.
+//!
+//! Which waiting node runs next is EEVDF's choice (`kernel/sched/fair.c`, equal
+//! weights): each node has a virtual runtime (the CPU time it ran, from where it was
+//! placed) and a virtual deadline one slice past it; of the nodes not ahead of the
+//! average virtual runtime of the runnable ones (eligible, `entity_eligible`), the one
+//! with the earliest deadline runs (`pick_eevdf`). A node that blocks keeps its lag,
+//! the average less its own virtual runtime (`update_entity_lag`), and is placed by it
+//! when it wakes (`place_entity`); one that ran more than its share stays where it was
+//! until the average catches up (`DELAY_DEQUEUE`, `DELAY_ZERO`). So a node that slept
+//! runs before one that keeps the core busy: on a saturated host the busiest nodes
+//! wait, as real ones do.
 //!
 //! Inside a node, its goroutines take turns (`goroutines.rs`). A node away from the CPU
 //! for a few slices wakes to a burst of RPCs: its reading goroutines read them all and
@@ -15,11 +25,11 @@
 //! (`validation.go:Push`): that is how real nodes on an overloaded host lose copies
 //! there.
 //!
-//! The slice is Linux's: EEVDF (`kernel/sched/fair.c`) gives every task of equal weight
-//! a request of `sysctl_sched_base_slice`, 0.75 ms scaled by 1 + ilog2(online CPUs, at
-//! most 8) (`get_update_sysctl_factor`, `SCHED_TUNABLESCALING_LOG`); with equal weights
-//! and no sleeper credit that is a round robin of slices. Not modelled: wake-up
-//! preemption, and a Go process running on two cores at once (GOMAXPROCS threads).
+//! The slice is Linux's: `sysctl_sched_base_slice`, 0.75 ms scaled by 1 + ilog2(online
+//! CPUs, at most 8) (`get_update_sysctl_factor`, `SCHED_TUNABLESCALING_LOG`). Not
+//! modelled: wake-up preemption (with `RUN_TO_PARITY` the running task keeps the core
+//! for its slice), and a Go process running on two cores at once (GOMAXPROCS threads).
+//! Each pick passes over the host's runnable nodes.
 
 use std::collections::VecDeque;
 
@@ -42,9 +52,18 @@ struct Node {
     running: bool,
     /// In its host's run queue.
     waiting: bool,
+    /// EEVDF's virtual runtime (equal weights: CPU time run), its virtual deadline, and
+    /// the lag it kept when it last blocked.
+    vruntime: Time,
+    deadline: Time,
+    lag: i64,
 }
 
 const IDLE: u32 = u32::MAX;
+
+/// The kernel's tick at `CONFIG_HZ=250` (the calibration machine's kernel): the least
+/// lag a blocking task keeps (`update_entity_lag`: two slices or a tick).
+const TICK: Time = 4_000_000;
 
 #[derive(Clone, Copy)]
 struct Core {
@@ -59,6 +78,8 @@ struct Core {
 struct Host {
     cores: Vec<Core>,
     run_queue: VecDeque<u32>,
+    /// The average virtual runtime when the host last had runnable nodes.
+    last_v: Time,
 }
 
 pub struct Slices {
@@ -83,6 +104,7 @@ impl Slices {
                 .map(|_| Host {
                     cores: vec![idle; cores as usize],
                     run_queue: VecDeque::new(),
+                    last_v: 0,
                 })
                 .collect(),
             procs: (0..nodes).map(|_| Node::default()).collect(),
@@ -141,6 +163,7 @@ impl Slices {
             return;
         }
         let host = (node / self.nodes_per_host) as usize;
+        self.place(host, node, queue.now());
         let free = self.hosts[host].cores.iter().position(|c| c.node == IDLE);
         match free {
             Some(core) => self.start(queue, host, core, node),
@@ -160,7 +183,9 @@ impl Slices {
         let elapsed = now - c.since;
         used.charge(c.node, c.since, now);
         c.since = now;
-        self.procs[c.node as usize].process.run_for(elapsed)
+        let p = &mut self.procs[c.node as usize];
+        p.vruntime += elapsed;
+        p.process.run_for(elapsed)
     }
 
     /// After a tick: the node keeps the core while it has work and slice left; else it
@@ -178,26 +203,109 @@ impl Slices {
             self.schedule(queue, h, k);
             return;
         }
+        if !has_work {
+            self.keep_lag(h, node, now);
+        }
         let p = &mut self.procs[node as usize];
         p.running = false;
         if has_work {
+            // Its slice is used up: a new deadline a slice on (`update_deadline`).
             p.waiting = true;
+            p.deadline = p.vruntime + self.slice;
             self.hosts[h].run_queue.push_back(node);
         }
         self.hosts[h].cores[k].node = IDLE;
-        if let Some(next) = self.hosts[h].run_queue.pop_front() {
+        if let Some(next) = self.pick(h, now) {
             self.procs[next as usize].waiting = false;
             self.start(queue, h, k, next);
         }
     }
 
+    /// EEVDF's average virtual runtime of the host's runnable nodes, those on a core
+    /// counted up to `now` (`avg_vruntime`, equal weights), or the last one when there
+    /// are none.
+    fn avg_vruntime(&self, h: usize, now: Time) -> Time {
+        let host = &self.hosts[h];
+        let running = host.cores.iter().filter(|c| c.node != IDLE);
+        let running = running.map(|c| self.procs[c.node as usize].vruntime + (now - c.since));
+        let waiting = host
+            .run_queue
+            .iter()
+            .map(|&i| self.procs[i as usize].vruntime);
+        let (sum, n) = running
+            .chain(waiting)
+            .fold((0u128, 0u128), |(sum, n), v| (sum + u128::from(v), n + 1));
+        sum.checked_div(n).map_or(host.last_v, |v| v as Time)
+    }
+
+    /// How many of the host's nodes are runnable (on a core or waiting).
+    fn runnable(&self, h: usize) -> i64 {
+        let host = &self.hosts[h];
+        (host.cores.iter().filter(|c| c.node != IDLE).count() + host.run_queue.len()) as i64
+    }
+
+    /// `node` blocks (it has no work): it keeps its lag, the average virtual runtime less
+    /// its own, within two slices or a tick (`update_entity_lag`).
+    fn keep_lag(&mut self, h: usize, node: u32, now: Time) {
+        let v_avg = self.avg_vruntime(h, now);
+        let limit = (2 * self.slice).max(TICK) as i64;
+        let p = &mut self.procs[node as usize];
+        p.lag = (v_avg as i64 - p.vruntime as i64).clamp(-limit, limit);
+        self.hosts[h].last_v = v_avg;
+    }
+
+    /// A node that wakes is placed at the average virtual runtime less the lag it kept,
+    /// scaled so that it keeps that lag once it counts in the average (`place_entity`
+    /// with `PLACE_LAG`: lag × (load + weight) / load), with a deadline one slice on. A
+    /// node that blocked having run more than its share (negative lag) stays where it was
+    /// until the average passes it (`DELAY_DEQUEUE`: it burns its negative lag off while
+    /// it sleeps, and `DELAY_ZERO` clips what is left at 0): it wakes at its old virtual
+    /// runtime or at the average, whichever is later.
+    fn place(&mut self, h: usize, node: u32, now: Time) {
+        let v_avg = self.avg_vruntime(h, now);
+        let others = self.runnable(h);
+        let p = &mut self.procs[node as usize];
+        p.vruntime = if p.lag >= 0 {
+            let lag = if others > 0 {
+                p.lag * (others + 1) / others
+            } else {
+                p.lag
+            };
+            (v_avg as i64 - lag).max(0) as Time
+        } else {
+            p.vruntime.max(v_avg)
+        };
+        p.deadline = p.vruntime + self.slice;
+    }
+
+    /// EEVDF's pick (`pick_eevdf`): of the waiting nodes whose virtual runtime is not past
+    /// the average (eligible), the one with the earliest virtual deadline, the first
+    /// queued on a tie; if none is eligible, the least run.
+    fn pick(&mut self, h: usize, now: Time) -> Option<u32> {
+        let v_avg = self.avg_vruntime(h, now);
+        let host = &self.hosts[h];
+        let procs = &self.procs;
+        let queued = || host.run_queue.iter().enumerate();
+        let best = queued()
+            .filter(|(_, &i)| procs[i as usize].vruntime <= v_avg)
+            .min_by_key(|(_, &i)| procs[i as usize].deadline)
+            .or_else(|| queued().min_by_key(|(_, &i)| procs[i as usize].vruntime))
+            .map(|(at, _)| at)?;
+        self.hosts[h].run_queue.remove(best)
+    }
+
     fn start(&mut self, queue: &mut EventQueue, host: usize, core: usize, node: u32) {
         let now = queue.now();
-        self.procs[node as usize].running = true;
+        let p = &mut self.procs[node as usize];
+        p.running = true;
+        if p.deadline <= p.vruntime {
+            p.deadline = p.vruntime + self.slice;
+        }
+        let left = p.deadline - p.vruntime;
         self.hosts[host].cores[core] = Core {
             node,
             since: now,
-            slice_end: now + self.slice,
+            slice_end: now + left,
         };
         self.schedule(queue, host, core);
     }
