@@ -123,11 +123,14 @@ def test_the_run_records_versions_readiness_and_its_delay_error(
     resources = pl.read_parquet(out_path(line_run) / "resources.parquet")
     assert set(resources["node"].to_list()) == set(range(5))
     assert (resources["rss_bytes"] > 1_000_000).all()
+    # Running nodes use some CPU (the connections' handshakes at least). /proc counts it
+    # in ticks of 10 ms, so a short publishing span may show none.
+    assert resources.group_by("node").agg(pl.col("cpu_s").max())["cpu_s"].sum() > 0
     # The shared analysis reads the testbed's samples: every node sampled around the
-    # publishing span, and running nodes use some CPU.
+    # publishing span.
     cpu = summary["cpu"]
     assert cpu["nodes_measured"] == 5
-    assert 0 < cpu["cores_per_node_mean"] <= cpu["cores_per_node_max"]
+    assert 0 <= cpu["cores_per_node_mean"] <= cpu["cores_per_node_max"]
 
 
 def out_path(line_run: tuple[Path, dict[str, Any], Any]) -> Path:
