@@ -38,6 +38,8 @@ import tomllib
 from collections import Counter
 from pathlib import Path
 
+from gossiplab.units import parse_duration
+
 NODE_COMM = "gossiplab-node"
 SWITCH = re.compile(r"prev_comm=(\S+) prev_pid=\d+ .*prev_state=(\S+)")
 KINDS = (
@@ -81,14 +83,6 @@ def count_switches(script: str) -> Counter[str]:
     return counts
 
 
-def _seconds(value: str) -> float:
-    units = {"ms": 1e-3, "s": 1.0}
-    for unit in ("ms", "s"):
-        if value.endswith(unit):
-            return float(value[: -len(unit)]) * units[unit]
-    raise SystemExit(f"cannot read the duration {value!r}")
-
-
 def record(scenario: Path, out: Path, window: float) -> tuple[Counter[str], dict]:
     """Run one scenario on the testbed and count the switches during its publishing."""
     spec = tomllib.loads(scenario.read_text())
@@ -96,7 +90,7 @@ def record(scenario: Path, out: Path, window: float) -> tuple[Counter[str], dict
     if not cpus:
         raise SystemExit(f"{scenario}: confine the nodes to CPUs ([testbed] node_cpus)")
     nodes = spec["topology"]["nodes"]
-    warmup = _seconds(spec.get("workload", {}).get("warmup", "0s"))
+    warmup = parse_duration(spec.get("workload", {}).get("warmup", "0s")) / 1e9
     folder = out / scenario.stem
     run = subprocess.Popen(
         [sys.executable, "-m", "gossiplab", "run", str(scenario), "-o", str(folder), "--force"],

@@ -318,11 +318,7 @@ impl Process {
     pub fn sysmon_poll(&mut self, now: Time) {
         if !self.netpoll.is_empty() && now >= self.last_poll + SYSMON_POLL {
             self.last_poll = now;
-            while let Some((id, piece)) = self.netpoll.pop_front() {
-                if let Some(i) = self.add_piece(id, piece.left, piece.event) {
-                    self.global.push_back(i);
-                }
-            }
+            self.inject(true);
         }
     }
 
@@ -330,13 +326,22 @@ impl Process {
     /// not set `sched.lastpoll`). Call after `settle`.
     pub fn idle_poll(&mut self) {
         if self.run_queue.is_empty() {
-            self.inject();
+            self.inject(false);
         }
     }
 
-    fn inject(&mut self) {
+    /// The readers whose data the netpoller found become runnable, in the order it
+    /// arrived: on the global run queue when `sysmon` polled (it holds no P), else at the
+    /// local run queue's tail.
+    fn inject(&mut self, global: bool) {
         while let Some((id, piece)) = self.netpoll.pop_front() {
-            self.push(id, piece.left, piece.event, Wake::Tail);
+            if let Some(i) = self.add_piece(id, piece.left, piece.event) {
+                if global {
+                    self.global.push_back(i);
+                } else {
+                    self.ready(i, Wake::Tail);
+                }
+            }
         }
     }
 

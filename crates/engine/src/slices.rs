@@ -221,10 +221,9 @@ impl Slices {
         }
     }
 
-    /// EEVDF's average virtual runtime of the host's runnable nodes, those on a core
-    /// counted up to `now` (`avg_vruntime`, equal weights), or the last one when there
-    /// are none.
-    fn avg_vruntime(&self, h: usize, now: Time) -> Time {
+    /// The host's runnable nodes (on a core or waiting): the sum of their virtual
+    /// runtimes, those on a core counted up to `now`, and how many they are.
+    fn runnable(&self, h: usize, now: Time) -> (u128, i64) {
         let host = &self.hosts[h];
         let running = host.cores.iter().filter(|c| c.node != IDLE);
         let running = running.map(|c| self.procs[c.node as usize].vruntime + (now - c.since));
@@ -232,16 +231,17 @@ impl Slices {
             .run_queue
             .iter()
             .map(|&i| self.procs[i as usize].vruntime);
-        let (sum, n) = running
+        running
             .chain(waiting)
-            .fold((0u128, 0u128), |(sum, n), v| (sum + u128::from(v), n + 1));
-        sum.checked_div(n).map_or(host.last_v, |v| v as Time)
+            .fold((0, 0), |(sum, n), v| (sum + u128::from(v), n + 1))
     }
 
-    /// How many of the host's nodes are runnable (on a core or waiting).
-    fn runnable(&self, h: usize) -> i64 {
-        let host = &self.hosts[h];
-        (host.cores.iter().filter(|c| c.node != IDLE).count() + host.run_queue.len()) as i64
+    /// EEVDF's average virtual runtime of the host's runnable nodes (`avg_vruntime`,
+    /// equal weights), or the last one when there are none.
+    fn avg_vruntime(&self, h: usize, now: Time) -> Time {
+        let (sum, n) = self.runnable(h, now);
+        sum.checked_div(n as u128)
+            .map_or(self.hosts[h].last_v, |v| v as Time)
     }
 
     /// `node` blocks (it has no work): it keeps its lag, the average virtual runtime less
@@ -263,7 +263,7 @@ impl Slices {
     /// runtime or at the average, whichever is later.
     fn place(&mut self, h: usize, node: u32, now: Time) {
         let v_avg = self.avg_vruntime(h, now);
-        let others = self.runnable(h);
+        let (_, others) = self.runnable(h, now);
         let p = &mut self.procs[node as usize];
         p.vruntime = if p.lag >= 0 {
             let lag = if others > 0 {
@@ -298,9 +298,7 @@ impl Slices {
         let now = queue.now();
         let p = &mut self.procs[node as usize];
         p.running = true;
-        if p.deadline <= p.vruntime {
-            p.deadline = p.vruntime + self.slice;
-        }
+        // Placed or requeued with a deadline one slice on (`place`, `next`).
         let left = p.deadline - p.vruntime;
         self.hosts[host].cores[core] = Core {
             node,
