@@ -597,39 +597,26 @@ mod tests {
         done
     }
 
-    #[test]
-    fn a_node_that_slept_runs_before_those_that_used_their_slices() {
-        // EEVDF (kernel/sched/fair.c), 1 core, 1 ms slices, three nodes. A and C have
-        // 3 ms of work from 0: A runs 0-1, C 1-2 (at 1, C is eligible: its vruntime 0 is
-        // below the average 0.5). B wakes at 1.5 with 0.2 ms and is placed at the average
-        // then (C 0.5 so far, A 1: 0.75), deadline 1.75. At 2 A and C have run 1 ms each,
-        // the average is 0.92: only B is eligible, and it runs 2-2.2, before A, which a
-        // round robin would run first (B done at 3.2). Then A 2.2-3.2, C 3.2-4.2, A
-        // 4.2-5.2 (done), C 5.2-6.2 (done).
-        const MS: Time = 1_000_000;
+    /// Pieces of work `(node, ready at, cost)` on `nodes` nodes sharing one core in 1 ms
+    /// slices: when each piece is done.
+    fn one_core_runs(nodes: u32, work: &[(u32, Time, Time)]) -> Vec<Time> {
         let config = CpuConfig {
-            nodes_per_host: 3,
-            time_slice_ns: Some(MS),
+            nodes_per_host: nodes,
+            time_slice_ns: Some(1_000_000),
             ..CpuConfig::default()
         };
-        let mut c = Cpu::new(&config, 3, 1, FOREVER);
-        let mut queue = EventQueue::new(3);
-        let work = [(0, 0, 3 * MS), (2, 0, 3 * MS), (1, 3 * MS / 2, MS / 5)];
+        let mut c = Cpu::new(&config, nodes, 1, FOREVER);
+        let mut queue = EventQueue::new(nodes as usize);
         for (i, &(_, at, _)) in work.iter().enumerate() {
             queue.push(at, 1, Event::Publish { msg: i as u32 });
         }
-        let mut done = [0; 3];
+        let mut done = vec![0; work.len()];
         while let Some((t, event)) = queue.pop() {
             match event {
                 Event::Publish { msg } => {
                     let (node, _, cost) = work[msg as usize];
-                    c.submit(
-                        &mut queue,
-                        node,
-                        Goroutine::Validator,
-                        cost,
-                        Event::Signed { msg },
-                    );
+                    let signed = Event::Signed { msg };
+                    c.submit(&mut queue, node, Goroutine::Validator, cost, signed);
                 }
                 Event::CoreTick { host, core } => {
                     if let Some(Event::Signed { msg }) = c.tick_finish(host, core, t) {
@@ -640,7 +627,43 @@ mod tests {
                 _ => unreachable!(),
             }
         }
+        done
+    }
+
+    #[test]
+    fn a_node_that_slept_runs_before_those_that_used_their_slices() {
+        // EEVDF (kernel/sched/fair.c), 1 core, 1 ms slices, three nodes. A and C have
+        // 3 ms of work from 0: A runs 0-1, C 1-2 (at 1, C is eligible: its vruntime 0 is
+        // below the average 0.5). B wakes at 1.5 with 0.2 ms and is placed at the average
+        // then (C 0.5 so far, A 1: 0.75), deadline 1.75. At 2 A and C have run 1 ms each,
+        // the average is 0.92: only B is eligible, and it runs 2-2.2, before A, which a
+        // round robin would run first (B done at 3.2). Then A 2.2-3.2, C 3.2-4.2, A
+        // 4.2-5.2 (done), C 5.2-6.2 (done).
+        const MS: Time = 1_000_000;
+        let work = [(0, 0, 3 * MS), (2, 0, 3 * MS), (1, 3 * MS / 2, MS / 5)];
+        let done = one_core_runs(3, &work);
         assert_eq!(done, [52 * MS / 10, 62 * MS / 10, 22 * MS / 10]);
+    }
+
+    #[test]
+    fn a_node_that_ran_more_than_its_share_wakes_no_earlier_than_the_average() {
+        // EEVDF's DELAY_DEQUEUE and DELAY_ZERO (kernel/sched/features.h): negative lag is
+        // burnt off while the node sleeps, not kept. A and B have 2 ms each from 0: A
+        // runs 0-1, B 1-2, A 2-3 (done; it blocks at vruntime 2 with the average 1.5:
+        // lag -0.5), B 3-4 (done; the average is then 2). B wakes at 10 with 2 ms,
+        // placed at 2; A wakes at 10.5 with 0.5 ms, when the average (B: 2.5) has passed
+        // its old vruntime 2: it is placed at 2.5, not 0.5 behind. At 11 B's slice ends
+        // (vruntime 3): A is eligible (2.5 <= 2.75) and runs 11-11.5, then B 11.5-12.5.
+        // Had A kept its lag, it would wait at 3.5 behind B: done at 12.5.
+        const MS: Time = 1_000_000;
+        let work = [
+            (0, 0, 2 * MS),
+            (1, 0, 2 * MS),
+            (1, 10 * MS, 2 * MS),
+            (0, 21 * MS / 2, MS / 2),
+        ];
+        let done = one_core_runs(2, &work);
+        assert_eq!(done, [3 * MS, 4 * MS, 125 * MS / 10, 115 * MS / 10]);
     }
 
     #[test]
