@@ -19,11 +19,15 @@
 //! - a copy validated: `per_copy` (the signature check and the validators,
 //!   `validation.go:validateWorker` → `validate` → `validateSignature`);
 //! - a sent RPC: `per_rpc_sent` + `per_kb_sent` × size (protobuf encoding, encryption,
-//!   framing, the write syscall), in the peer's writer goroutine
-//!   (`comm.go:handleSendingMessages`), which pops the next RPC from the peer's 32-RPC
-//!   queue (`rpc_queue.go:Pop`) only when the previous `writeRPC` returned;
+//!   framing, the write syscall). Without the event loop all in the peer's writer
+//!   goroutine (`comm.go:handleSendingMessages`), which pops the next RPC from the
+//!   peer's 32-RPC queue (`rpc_queue.go:Pop`) only when the previous `writeRPC`
+//!   returned. With it (`event_loop.rs`) in the connection's yamux `sendLoop`
+//!   (`Goroutine::SendLoop`, go-yamux `session.go:sendLoop`: Noise encryption and the
+//!   syscall), which the writer feeds through the 64-frame `sendCh` (`transport.rs`);
+//!   the writer's own encoding is in the measured wake-up, so it pays nothing;
 //! - the kernel's work for the TCP segments of a sent RPC: `per_segment_kernel` each, on
-//!   the sender's host with the writer's work (see `kernel_send_cost`);
+//!   the sender's host with the RPC's write (see `kernel_send_cost`);
 //! - a wake-up of the node: `per_node_wakeup`, once each time a node with nothing to run
 //!   gets work (see `node_wakeup`);
 //! - a publication: `per_publish` (signing, `sign.go:signMessage`, plus whatever the

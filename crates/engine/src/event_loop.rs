@@ -18,6 +18,9 @@
 //!   reaches the sender one link latency later. A sender whose window is closed blocks
 //!   in `Stream.Write`, so its writer takes nothing more from the peer's 32-RPC queue and
 //!   `send.rs:enqueue` drops there (`rpc_queue.go:Push` → `gossipsub.go:doDropRPC`).
+//! - On the sending side the writer's `Stream.Write` only puts the RPC's frames on the
+//!   connection's 64-frame `sendCh`; yamux's sendLoop pays the write (`transport.rs`,
+//!   `SendLoop`). A writer whose `sendCh` is full blocks as on a closed window.
 //!
 //! - A validation worker marks the message seen once it has checked the signature
 //!   (`validation.go:validate`, `markSeen`): a copy it validates after that is a

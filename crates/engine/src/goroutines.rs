@@ -4,7 +4,10 @@
 //! a reading goroutine per peer (`comm.go:handleNewStream`), a writing goroutine per peer
 //! that pops its 32-RPC queue (`comm.go:handleSendingMessages`, `rpc_queue.go:Pop`), the
 //! validation workers on the 32-slot validation queue (`validation.go:validateWorker`),
-//! and the application's goroutine that signs what it publishes (`topic.go:Publish`).
+//! the application's goroutine that signs what it publishes (`topic.go:Publish`), and,
+//! with the event loop, pubsub's loop (`event_loop.rs`) and yamux's send goroutine per
+//! connection (`session.go:sendLoop`), which takes the frames the writer put on its
+//! 64-slot `sendCh` (`transport.rs`); the writer's `Write` readies it (`runnext`).
 //! Each one loops over its queue without blocking while it has work. Go's scheduler
 //! (`runtime/proc.go`) keeps runnable goroutines in a first-in first-out run queue (and
 //! one in its `runnext` slot, below); one runs until it blocks (its queue is empty) or
@@ -107,6 +110,9 @@ pub enum Goroutine {
     /// pubsub's event loop (`pubsub.go:processLoop`): handles incoming RPCs and
     /// validated messages (`event_loop.rs`).
     Loop,
+    /// go-yamux's `session.go:sendLoop` of a link's connection, with the event loop:
+    /// encrypts and writes what the link's writer put on `sendCh` (`transport.rs`).
+    SendLoop(u32),
 }
 
 /// How a waiting goroutine becomes runnable (`runtime/proc.go:ready`, `runqput`).

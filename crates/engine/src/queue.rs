@@ -83,6 +83,8 @@ pub enum Event {
     CoreTick { host: u32, core: u32 },
     /// `link`'s owner has its end of a topology connection up: it sends its hello.
     Hello { link: u32 },
+    /// The yamux sendLoop of `link`'s connection wrote an RPC (CPU).
+    SendLoopDone { link: u32 },
 }
 
 impl Event {
@@ -112,6 +114,7 @@ impl Event {
             Event::Read { .. } => 18,
             Event::WindowUpdate { .. } => 19,
             Event::LoopValidated { .. } => 20,
+            Event::SendLoopDone { .. } => 21,
         }
     }
 }

@@ -1,6 +1,7 @@
 //! A node's output: RPCs into its outbound queues (or dropped when a queue is full),
 //! the uplink serving the queues in turn, departures onto the links, and GRAFT/PRUNE
-//! kept from dropped RPCs. The queues and the uplink are described in `transport.rs`.
+//! kept from dropped RPCs. The queues, the writer, yamux's send side and the uplink are
+//! described in `transport.rs`.
 
 use crate::config::{Time, UplinkSharing};
 use crate::goroutines::Goroutine;
@@ -10,7 +11,7 @@ use crate::queue::Event;
 use crate::rpc::{Control, Kind, KIND_COUNT};
 use crate::sim::Simulation;
 use crate::split::MAX_RPC_BYTES;
-use crate::transport::Writer;
+use crate::transport::{frames, Put, SendLoop, Writer};
 
 impl Simulation {
     /// Hand RPC `rpc` to `sender`'s outbound queue for `link`: it is sized, counted and
@@ -93,6 +94,7 @@ impl Simulation {
             && !writer.wake
             && writer.writing.is_none()
             && writer.blocked.is_none()
+            && !writer.parked()
             && writer.writer_free <= now
         {
             self.write_now(sender, link, rpc, urgent); // an idle writer takes it at once
@@ -112,6 +114,7 @@ impl Simulation {
             if queue.wake
                 || queue.writing.is_some()
                 || queue.blocked.is_some()
+                || queue.parked()
                 || queue.encoding.is_empty()
             {
                 return; // an event will come, or nothing to do
@@ -130,13 +133,19 @@ impl Simulation {
     }
 
     /// The writer encodes `rpc` from now. Returns true if the RPC has left (unlimited
-    /// uplink) and the writer may take the next one.
+    /// uplink) and the writer may take the next one. With the event loop the writer's
+    /// piece costs nothing: the write costs are the connection's sendLoop's
+    /// (`send_loop_write`); the writer still takes its turn among the node's goroutines,
+    /// since its `Write` is what readies the sendLoop.
     #[inline(always)]
     fn write_now(&mut self, sender: u32, link: u32, rpc: u32, urgent: bool) -> bool {
         let now = self.now();
-        let cost = self
-            .cpu
-            .write_cost(sender, self.rpcs.get(rpc).total_bytes());
+        let cost = if self.loops.is_empty() {
+            self.cpu
+                .write_cost(sender, self.rpcs.get(rpc).total_bytes())
+        } else {
+            0
+        };
         if self.cpu.time_sliced() {
             // Done when the host's scheduler has run it: the writer is busy until then.
             self.writer(link).writer_free = now;
@@ -178,7 +187,7 @@ impl Simulation {
             if !self.loops.is_empty() {
                 let bytes = self.rpcs.get(rpc).total_bytes().max(1);
                 if !self.write_stream(sender, link, rpc, urgent, bytes) {
-                    return; // blocked until a window update
+                    return; // blocked until a window update or a free `sendCh` slot
                 }
             } else {
                 self.hand_to_transport(sender, link, rpc, urgent);
@@ -188,8 +197,9 @@ impl Simulation {
     }
 
     /// `link`'s writer writes the `left` bytes still to write of `rpc` into its yamux
-    /// stream (`stream_window.rs`): the RPC goes on once all are written; else the
-    /// writer blocks with the rest. Returns true if the RPC went on.
+    /// stream (`stream_window.rs`): the RPC goes on to the connection's `sendCh` once
+    /// all are written; else the writer blocks with the rest. Returns true if the RPC
+    /// went on and the writer may take the next one.
     pub(crate) fn write_stream(
         &mut self,
         sender: u32,
@@ -203,12 +213,64 @@ impl Simulation {
             self.writer(link).blocked = Some((rpc, urgent, left));
             return false;
         }
-        self.hand_to_transport(sender, link, rpc, urgent);
+        self.put_on_send_ch(sender, link, rpc, urgent)
+    }
+
+    /// The writer's `Stream.Write` puts `rpc`'s frames on the connection's `sendCh`
+    /// (`transport::SendLoop::put`). An idle sendLoop takes it and becomes runnable
+    /// (the writer's hand-off: `runnext`); with the channel full the writer parks,
+    /// holding it. Returns false if the writer parked.
+    fn put_on_send_ch(&mut self, sender: u32, link: u32, rpc: u32, urgent: bool) -> bool {
+        let frames = frames(self.rpcs.get(rpc).total_bytes().max(1));
+        let yamux = self.writer(link).yamux.get_or_insert_with(Box::default);
+        match yamux.put(rpc, urgent, frames) {
+            Put::Taken => self.send_loop_write(sender, link, rpc),
+            Put::Queued => {}
+            Put::Parked => return false,
+        }
         true
     }
 
+    /// `link`'s sendLoop writes `rpc` to the secure conn: Noise encryption and the write
+    /// syscall, the calibrated write costs (`Cpu::write_cost`, all frames of the RPC in
+    /// one piece). `Event::SendLoopDone` when done.
+    fn send_loop_write(&mut self, sender: u32, link: u32, rpc: u32) {
+        let cost = self
+            .cpu
+            .write_cost(sender, self.rpcs.get(rpc).total_bytes());
+        self.cpu.submit(
+            &mut self.queue,
+            sender,
+            Goroutine::SendLoop(link),
+            cost,
+            Event::SendLoopDone { link },
+        );
+    }
+
+    /// `link`'s sendLoop wrote its RPC: on to the transport. It takes the next RPC in
+    /// `sendCh`, if any, which may let the parked writer in: readied by this receive
+    /// (`runnext`), the writer goes on with its queue.
+    pub(crate) fn send_loop_done(&mut self, link: u32) {
+        let sender = self.links.owner[link as usize];
+        let yamux: &mut SendLoop = self
+            .writer(link)
+            .yamux
+            .as_mut()
+            .expect("a sendLoop that wrote");
+        let ((rpc, urgent), let_in) = yamux.wrote();
+        let next = yamux.writing;
+        self.hand_to_transport(sender, link, rpc, urgent);
+        if let Some((next, _)) = next {
+            self.send_loop_write(sender, link, next);
+        }
+        if let_in {
+            self.run_writer(sender, link);
+        }
+    }
+
     /// A window update of `delta` bytes reached `link`'s sender: a writer blocked in
-    /// `Stream.Write` writes on (`stream.go:Stream.Write` wakes on `sendNotifyCh`).
+    /// `Stream.Write` writes on (`stream.go:Stream.Write` wakes on `sendNotifyCh`),
+    /// here without a turn of its own.
     pub(crate) fn window_update(&mut self, link: u32, delta: u64) {
         self.stream_window(link).update(delta);
         let sender = self.links.owner[link as usize];

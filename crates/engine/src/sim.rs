@@ -193,6 +193,7 @@ impl Simulation {
                 self.loop_next(node);
             }
             Event::Encoded { link } => self.encoded(link),
+            Event::SendLoopDone { link } => self.send_loop_done(link),
             Event::Signed { msg } => self.signed(msg),
             Event::CoreTick { host, core } => {
                 if let Some(done) = self.cpu.tick_finish(host, core, self.now()) {

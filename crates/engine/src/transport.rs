@@ -18,6 +18,17 @@
 //! urgent RPCs keep their order among themselves (go's `rpcQueue`: `PriorityPush`
 //! appends to the priority lane, `Pop` takes its first).
 //!
+//! When writing costs CPU the writer (`Writer`) stands between the queue and the
+//! transport. With the event loop it pays nothing and yamux's send side (`SendLoop`)
+//! stands after it: the writer moves RPCs from the queue onto the connection's 64-frame
+//! `sendCh` at once, and the connection's sendLoop pays the write, one RPC at a time,
+//! before the transport takes it. The queue then fills only once `sendCh` is full and
+//! the writer parks on it holding one RPC: 32 + 1 + 64 RPCs of one frame wait, and one
+//! more is in the sendLoop's hand, before a drop. The writer still needs its turn among
+//! the node's goroutines (`goroutines.rs`) to move them: go's writer is readied by
+//! `rpc_queue.go:Push` (`dataAvailable.Signal`) and its `Write` readies the sendLoop, so
+//! what its queue collects while it waits for that turn can overflow.
+//!
 //! The node's uplink is shared by its connections (`network.uplink_sharing`):
 //! - fair (default): it serves the connections with data in turn, one chunk of at most
 //!   `CHUNK` bytes each (round robin), FIFO within a connection, so eight peers sent a
@@ -89,9 +100,104 @@ pub struct Writer {
     /// Blocked in yamux's `Stream.Write` with the stream's window closed
     /// (`stream_window.rs`): the RPC, whether urgent, and the bytes not yet written.
     pub(crate) blocked: Option<(u32, bool, u64)>,
+    /// With the event loop, the connection's yamux send side (`SendLoop`).
+    pub(crate) yamux: Option<Box<SendLoop>>,
+}
+
+/// go-yamux v5.1.0's send side of a connection, with the event loop: `Stream.Write`
+/// (`stream.go:write`) copies each frame of at most `MAX_FRAME_BODY` bytes into a
+/// buffer and puts it on the session's `sendCh`, a channel of `SEND_CH_SLOTS`
+/// (`session.go:sendMsg`, `newSession`), and returns; one goroutine per connection,
+/// `session.go:sendLoop`, takes one buffer at a time and writes it to the secure conn
+/// (Noise encryption, the write syscall). An RPC's frames go and are taken together.
+#[derive(Default)]
+pub struct SendLoop {
+    /// RPCs in `sendCh` (and whether urgent, and their frames), oldest first.
+    pub(crate) queued: VecDeque<(u32, bool, u32)>,
+    /// Slots of `sendCh` those RPCs' frames hold.
+    pub(crate) slots: u32,
+    /// The RPC the sendLoop took and is writing (it waits on `sendCh` when `None`).
+    pub(crate) writing: Option<(u32, bool)>,
+    /// The writer, parked in `sendMsg` on a full `sendCh`, holding this RPC (popped
+    /// from the 32-RPC queue, so no longer counted against it) and its frames.
+    pub(crate) parked: Option<(u32, bool, u32)>,
+}
+
+/// go-yamux's `sendCh`: 64 buffers (`session.go:newSession`, `make(chan []byte, 64)`).
+pub const SEND_CH_SLOTS: u32 = 64;
+
+/// The most data bytes one yamux frame carries: `MaxMessageSize` (64 KiB,
+/// `mux.go:DefaultConfig`) less the 12-byte header (`stream.go:write`,
+/// `min(window, MaxMessageSize-headerSize, len(b))`).
+pub const MAX_FRAME_BODY: u64 = 64 * 1024 - 12;
+
+/// The yamux frames, so `sendCh` slots, of a write of `bytes` (one at least).
+pub fn frames(bytes: u64) -> u32 {
+    u32::try_from(bytes.div_ceil(MAX_FRAME_BODY).max(1)).expect("frames fit u32")
+}
+
+impl SendLoop {
+    /// The writer puts an RPC of `frames` frames on `sendCh` (`session.go:sendMsg`):
+    /// straight to an idle sendLoop waiting on the channel (`runtime/chan.go:send` hands
+    /// it over, no slot used; returns `Taken`), into the slots if they all fit
+    /// (`Queued`), else the writer parks holding it (`Parked`).
+    pub fn put(&mut self, rpc: u32, urgent: bool, frames: u32) -> Put {
+        if self.writing.is_none() {
+            debug_assert!(self.queued.is_empty(), "an idle sendLoop has taken all");
+            self.writing = Some((rpc, urgent));
+            return Put::Taken;
+        }
+        if self.slots + frames <= SEND_CH_SLOTS {
+            self.queued.push_back((rpc, urgent, frames));
+            self.slots += frames;
+            return Put::Queued;
+        }
+        debug_assert!(self.parked.is_none(), "one writer per stream");
+        self.parked = Some((rpc, urgent, frames));
+        Put::Parked
+    }
+
+    /// The sendLoop wrote its RPC (returned) and takes the next one, if any; its slots
+    /// free up, which lets a parked writer's RPC in (`runtime/chan.go:recv` copies the
+    /// parked sender's value into the buffer and readies it). Returns the RPC written,
+    /// and whether the writer was let in.
+    pub fn wrote(&mut self) -> ((u32, bool), bool) {
+        let done = self.writing.take().expect("the sendLoop was writing");
+        if let Some((rpc, urgent, frames)) = self.queued.pop_front() {
+            self.slots -= frames;
+            self.writing = Some((rpc, urgent));
+        }
+        let mut let_in = false;
+        if let Some((rpc, urgent, frames)) = self.parked {
+            if self.writing.is_none() {
+                self.writing = Some((rpc, urgent));
+                self.parked = None;
+                let_in = true;
+            } else if self.slots + frames <= SEND_CH_SLOTS {
+                self.queued.push_back((rpc, urgent, frames));
+                self.slots += frames;
+                self.parked = None;
+                let_in = true;
+            }
+        }
+        (done, let_in)
+    }
+}
+
+/// Where `SendLoop::put` left an RPC.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Put {
+    Taken,
+    Queued,
+    Parked,
 }
 
 impl Writer {
+    /// Parked in yamux's `sendMsg` on a full `sendCh` (`SendLoop`).
+    pub fn parked(&self) -> bool {
+        self.yamux.as_ref().is_some_and(|y| y.parked.is_some())
+    }
+
     /// Queue `rpc` for the writer: an urgent one behind the urgent ones waiting.
     pub fn push_for_writer(&mut self, rpc: u32, urgent: bool) {
         if urgent {
@@ -220,6 +326,47 @@ mod tests {
 
     fn sizes(rpc: u32) -> u64 {
         [100_000, 100_000, 2_000, 50, 50, 50][rpc as usize]
+    }
+
+    #[test]
+    fn a_frame_carries_at_most_64_kib_less_its_header() {
+        // stream.go:write: min(window, MaxMessageSize-headerSize, len(b)).
+        assert_eq!(frames(0), 1);
+        assert_eq!(frames(65_524), 1);
+        assert_eq!(frames(65_525), 2);
+        assert_eq!(frames(131_048), 2);
+        assert_eq!(frames(131_049), 3);
+    }
+
+    #[test]
+    fn send_ch_takes_64_frames_then_parks_the_writer_until_the_send_loop_takes_one() {
+        // runtime/chan.go: a send to a parked receiver hands the value over; a buffered
+        // channel takes 64; a full one parks the sender, and a receive copies its value
+        // into the freed slot and readies it.
+        let mut y = SendLoop::default();
+        assert_eq!(y.put(0, false, 1), Put::Taken, "the idle sendLoop takes it");
+        for rpc in 1..=62 {
+            assert_eq!(y.put(rpc, false, 1), Put::Queued);
+        }
+        assert_eq!(
+            y.put(63, false, 2),
+            Put::Queued,
+            "two frames, slots 63 and 64"
+        );
+        assert_eq!(y.slots, SEND_CH_SLOTS);
+        assert_eq!(y.put(64, false, 2), Put::Parked);
+        // Taking RPC 1 frees one slot: not enough for two frames.
+        assert_eq!(y.wrote(), ((0, false), false));
+        assert_eq!(y.writing, Some((1, false)));
+        assert!(y.parked.is_some());
+        // Taking RPC 2 frees another: the writer's RPC goes in, the writer is readied.
+        assert_eq!(y.wrote(), ((1, false), true));
+        assert_eq!((y.slots, y.parked), (SEND_CH_SLOTS, None));
+        assert_eq!(y.queued.back(), Some(&(64, false, 2)));
+        for rpc in 2..=64 {
+            assert_eq!(y.wrote().0, (rpc, false));
+        }
+        assert_eq!((y.writing, y.slots), (None, 0), "the sendLoop waits again");
     }
 
     #[test]
