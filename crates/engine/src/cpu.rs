@@ -616,8 +616,14 @@ mod tests {
     /// Pieces of work `(node, ready at, cost)` on `nodes` nodes sharing one core in 1 ms
     /// slices: when each piece is done.
     fn one_core_runs(nodes: u32, work: &[(u32, Time, Time)]) -> Vec<Time> {
+        host_runs(nodes, 1, work)
+    }
+
+    /// `one_core_runs` on a host of `cores` cores.
+    fn host_runs(nodes: u32, cores: u32, work: &[(u32, Time, Time)]) -> Vec<Time> {
         let config = CpuConfig {
             nodes_per_host: nodes,
+            cores,
             time_slice_ns: Some(1_000_000),
             ..CpuConfig::default()
         };
@@ -723,6 +729,31 @@ mod tests {
         assert_eq!(
             done,
             [43 * MS / 10, 11 * MS / 10, 25 * MS / 10, 27 * MS / 10]
+        );
+    }
+
+    #[test]
+    fn a_node_that_wakes_preempts_the_first_core_whose_node_ran_past_the_average() {
+        // Two cores, one run queue for both: the cores are checked in order. A and B have
+        // 3 ms from 0, C 0.1 ms: A runs 0-1 on core 0, B 0-1 on core 1. At 1 C runs on
+        // core 0 (done at 1.1, lag 0.73 - 0.1), and A on core 1 (neither A nor B is
+        // eligible then: the least run, the first queued); B 1.1-2.1 on core 0. C wakes at
+        // 1.5 with 1 ms, placed at vruntime 0.5: the average is 1.13, both B (1.4) and A
+        // (1.5) are past it, and C takes core 0 from B, 1.5-2.5. At 2 A's slice ends and B
+        // (eligible, deadline 2) runs the rest of its slice on core 1, 2-2.6; A 2.5-3.5 on
+        // core 0, B 2.6-3.6. Preempting A on core 1 instead, B would be done at 3.5 and A
+        // at 3.6; without preemption C runs 2-3 on core 1.
+        const MS: Time = 1_000_000;
+        let work = [
+            (0, 0, 3 * MS),
+            (1, 0, 3 * MS),
+            (2, 0, MS / 10),
+            (2, 3 * MS / 2, MS),
+        ];
+        let done = host_runs(3, 2, &work);
+        assert_eq!(
+            done,
+            [35 * MS / 10, 36 * MS / 10, 11 * MS / 10, 25 * MS / 10]
         );
     }
 
