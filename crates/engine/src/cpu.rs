@@ -343,7 +343,7 @@ impl Cpu {
         match &mut self.slices {
             Some(slices) => {
                 let wake = Self::wake(slices, node, g);
-                slices.submit(queue, node, g, wake, cost, event);
+                slices.submit(queue, node, g, wake, cost, event, &mut self.used);
             }
             None => {
                 let done = self.run(node, queue.now(), cost);
@@ -368,16 +368,28 @@ impl Cpu {
         }
     }
 
-    /// A time-sliced host's core ticked: the event of the piece of work it finished.
-    pub fn tick_finish(&mut self, host: u32, core: u32, now: Time) -> Option<Event> {
+    /// A time-sliced host's core ticked: the event of the piece of work it finished. A
+    /// stale tick (of a generation before a preemption on the core) does nothing.
+    pub fn tick_finish(
+        &mut self,
+        host: u32,
+        core: u32,
+        generation: u32,
+        now: Time,
+    ) -> Option<Event> {
         let slices = self.slices.as_mut().expect("ticks come from time slices");
+        if !slices.current(host, core, generation) {
+            return None;
+        }
         slices.finish(host, core, now, &mut self.used)
     }
 
-    /// After `tick_finish` and its event: the core goes on.
-    pub fn tick_next(&mut self, queue: &mut EventQueue, host: u32, core: u32) {
+    /// After `tick_finish` and its event: the core goes on (not after a stale tick).
+    pub fn tick_next(&mut self, queue: &mut EventQueue, host: u32, core: u32, generation: u32) {
         let slices = self.slices.as_mut().expect("ticks come from time slices");
-        slices.next(queue, host, core, queue.now());
+        if slices.current(host, core, generation) {
+            slices.next(queue, host, core, queue.now());
+        }
     }
 
     /// `receiver` reads an RPC taking `cost` that arrived on `link` at `now`: after
@@ -589,11 +601,15 @@ mod tests {
                     let (g, cost) = (Goroutine::Validator, work[msg as usize].1);
                     c.submit(&mut queue, 0, g, cost, Event::Signed { msg });
                 }
-                Event::CoreTick { host, core } => {
-                    if let Some(Event::Signed { msg }) = c.tick_finish(host, core, t) {
+                Event::CoreTick {
+                    host,
+                    core,
+                    generation,
+                } => {
+                    if let Some(Event::Signed { msg }) = c.tick_finish(host, core, generation, t) {
                         done[msg as usize] = t;
                     }
-                    c.tick_next(&mut queue, host, core);
+                    c.tick_next(&mut queue, host, core, generation);
                 }
                 _ => unreachable!(),
             }
@@ -604,8 +620,14 @@ mod tests {
     /// Pieces of work `(node, ready at, cost)` on `nodes` nodes sharing one core in 1 ms
     /// slices: when each piece is done.
     fn one_core_runs(nodes: u32, work: &[(u32, Time, Time)]) -> Vec<Time> {
+        host_runs(nodes, 1, work)
+    }
+
+    /// `one_core_runs` on a host of `cores` cores.
+    fn host_runs(nodes: u32, cores: u32, work: &[(u32, Time, Time)]) -> Vec<Time> {
         let config = CpuConfig {
             nodes_per_host: nodes,
+            cores,
             time_slice_ns: Some(1_000_000),
             ..CpuConfig::default()
         };
@@ -622,11 +644,15 @@ mod tests {
                     let signed = Event::Signed { msg };
                     c.submit(&mut queue, node, Goroutine::Validator, cost, signed);
                 }
-                Event::CoreTick { host, core } => {
-                    if let Some(Event::Signed { msg }) = c.tick_finish(host, core, t) {
+                Event::CoreTick {
+                    host,
+                    core,
+                    generation,
+                } => {
+                    if let Some(Event::Signed { msg }) = c.tick_finish(host, core, generation, t) {
                         done[msg as usize] = t;
                     }
-                    c.tick_next(&mut queue, host, core);
+                    c.tick_next(&mut queue, host, core, generation);
                 }
                 _ => unreachable!(),
             }
@@ -671,6 +697,71 @@ mod tests {
     }
 
     #[test]
+    fn a_node_that_wakes_preempts_one_that_ran_past_the_average() {
+        // EEVDF's wake-up preemption (kernel/sched/fair.c, check_preempt_wakeup_fair):
+        // a running task that is not eligible has no slice protection, and a waking task
+        // that is EEVDF's pick takes its core. A has 3 ms from 0, B 0.1 ms from 0: A runs
+        // 0-1, B 1-1.1 (done; it blocks at vruntime 0.1 with the average 0.55: lag 0.45),
+        // A 1.1-2.1 from vruntime 1 (its slice: deadline 2). B wakes at 1.5 with 1 ms,
+        // placed at A's 1.4 less its lag scaled to 0.9: vruntime 0.5, deadline 1.5. The
+        // average is then 0.95: A (1.4) is past it, B is the pick, and B runs 1.5-2.5
+        // (done). A gets the rest of its slice, 2.5-3.1, then 3.1-4.1 (done). Without
+        // the preemption A runs to 2.1 and B 2.1-3.1.
+        const MS: Time = 1_000_000;
+        let work = [(0, 0, 3 * MS), (1, 0, MS / 10), (1, 3 * MS / 2, MS)];
+        let done = one_core_runs(2, &work);
+        assert_eq!(done, [41 * MS / 10, 11 * MS / 10, 25 * MS / 10]);
+    }
+
+    #[test]
+    fn a_running_node_that_is_still_eligible_keeps_its_core() {
+        // As above, B preempts A at 1.5 and runs from vruntime 0.5. C, which never ran,
+        // wakes at 2 with 0.2 ms: placed at the average of B (1.0) and A (1.4), 1.2,
+        // deadline 2.2. C is EEVDF's pick among the waiting (A is past the average 1.2),
+        // but B's vruntime 1.0 is not past it: B is eligible and inside its slice, and
+        // keeps the core to 2.5 (done). Then C (eligible, 1.2 against the average 1.3 of
+        // C and A) runs 2.5-2.7, and A 2.7-3.3 (the rest of its slice) and 3.3-4.3.
+        // Preempted, B would be done at 2.7 and C at 2.2.
+        const MS: Time = 1_000_000;
+        let work = [
+            (0, 0, 3 * MS),
+            (1, 0, MS / 10),
+            (1, 3 * MS / 2, MS),
+            (2, 2 * MS, MS / 5),
+        ];
+        let done = one_core_runs(3, &work);
+        assert_eq!(
+            done,
+            [43 * MS / 10, 11 * MS / 10, 25 * MS / 10, 27 * MS / 10]
+        );
+    }
+
+    #[test]
+    fn a_node_that_wakes_preempts_the_first_core_whose_node_ran_past_the_average() {
+        // Two cores, one run queue for both: the cores are checked in order. A and B have
+        // 3 ms from 0, C 0.1 ms: A runs 0-1 on core 0, B 0-1 on core 1. At 1 C runs on
+        // core 0 (done at 1.1, lag 0.73 - 0.1), and A on core 1 (neither A nor B is
+        // eligible then: the least run, the first queued); B 1.1-2.1 on core 0. C wakes at
+        // 1.5 with 1 ms, placed at vruntime 0.5: the average is 1.13, both B (1.4) and A
+        // (1.5) are past it, and C takes core 0 from B, 1.5-2.5. At 2 A's slice ends and B
+        // (eligible, deadline 2) runs the rest of its slice on core 1, 2-2.6; A 2.5-3.5 on
+        // core 0, B 2.6-3.6. Preempting A on core 1 instead, B would be done at 3.5 and A
+        // at 3.6; without preemption C runs 2-3 on core 1.
+        const MS: Time = 1_000_000;
+        let work = [
+            (0, 0, 3 * MS),
+            (1, 0, 3 * MS),
+            (2, 0, MS / 10),
+            (2, 3 * MS / 2, MS),
+        ];
+        let done = host_runs(3, 2, &work);
+        assert_eq!(
+            done,
+            [35 * MS / 10, 36 * MS / 10, 11 * MS / 10, 25 * MS / 10]
+        );
+    }
+
+    #[test]
     fn a_time_sliced_node_is_woken_once_per_busy_stretch() {
         // Busy from 1 ms (woken: 50 + 100 µs) when the second piece comes at 1.1 ms.
         let busy = sliced_runs(&[(1_000_000, 100_000), (1_100_000, 100_000)]);
@@ -709,17 +800,22 @@ mod tests {
         );
         let mut done = [0; 3];
         while let Some((t, event)) = queue.pop() {
-            let Event::CoreTick { host, core } = event else {
+            let Event::CoreTick {
+                host,
+                core,
+                generation,
+            } = event
+            else {
                 unreachable!()
             };
-            if let Some(Event::Signed { msg }) = c.tick_finish(host, core, t) {
+            if let Some(Event::Signed { msg }) = c.tick_finish(host, core, generation, t) {
                 done[msg as usize] = t;
                 if msg == 0 {
                     let w2 = Goroutine::Writer(2);
                     c.submit(&mut queue, 0, w2, ms, Event::Signed { msg: 2 });
                 }
             }
-            c.tick_next(&mut queue, host, core);
+            c.tick_next(&mut queue, host, core, generation);
         }
         assert_eq!(done, [ms, 3 * ms, 2 * ms]);
     }

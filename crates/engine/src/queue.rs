@@ -79,8 +79,14 @@ pub enum Event {
     Signed { msg: u32 },
     /// `link`'s congestion window or pacer may let it release more (`window.rs`).
     WindowOpen { link: u32 },
-    /// A core of a time-sliced host finished a piece of work or a slice (`slices.rs`).
-    CoreTick { host: u32, core: u32 },
+    /// A core of a time-sliced host finished a piece of work or a slice (`slices.rs`);
+    /// a tick whose `generation` is not the core's (the node it timed was preempted) is
+    /// stale and does nothing.
+    CoreTick {
+        host: u32,
+        core: u32,
+        generation: u32,
+    },
     /// `link`'s owner has its end of a topology connection up: it sends its hello.
     Hello { link: u32 },
     /// The yamux sendLoop of `link`'s connection wrote an RPC (CPU).
@@ -118,6 +124,10 @@ impl Event {
         }
     }
 }
+
+// Events are copied through the radix heap's buckets: a tick's generation fits beside
+// the largest variant's fields without growing them.
+const _: () = assert!(std::mem::size_of::<Event>() == 16);
 
 const SOURCE_BITS: u32 = 24;
 const RANK_BITS: u32 = 5;

@@ -195,11 +195,16 @@ impl Simulation {
             Event::Encoded { link } => self.encoded(link),
             Event::SendLoopDone { link } => self.send_loop_done(link),
             Event::Signed { msg } => self.signed(msg),
-            Event::CoreTick { host, core } => {
-                if let Some(done) = self.cpu.tick_finish(host, core, self.now()) {
+            Event::CoreTick {
+                host,
+                core,
+                generation,
+            } => {
+                let now = self.now();
+                if let Some(done) = self.cpu.tick_finish(host, core, generation, now) {
                     self.dispatch(done);
                 }
-                self.cpu.tick_next(&mut self.queue, host, core);
+                self.cpu.tick_next(&mut self.queue, host, core, generation);
             }
             Event::UplinkDone { node } => self.uplink_done(node),
             Event::WindowOpen { link } => self.window_open(link),

@@ -25,11 +25,19 @@
 //! (`validation.go:Push`): that is how real nodes on an overloaded host lose copies
 //! there.
 //!
+//! A node keeps its core for its slice only while it is eligible (`RUN_TO_PARITY`
+//! protects its slice, and `__pick_eevdf` drops the protection of a task past the
+//! average): one that ran past the average loses its core at once to a node that wakes
+//! and is then EEVDF's pick (`check_preempt_wakeup_fair`), and waits in the run queue
+//! with what is left of its slice (`wakeup_preempt`).
+//!
 //! The slice is Linux's: `sysctl_sched_base_slice`, 0.75 ms scaled by 1 + ilog2(online
-//! CPUs, at most 8) (`get_update_sysctl_factor`, `SCHED_TUNABLESCALING_LOG`). Not
-//! modelled: wake-up preemption (with `RUN_TO_PARITY` the running task keeps the core
-//! for its slice), and a Go process running on two cores at once (GOMAXPROCS threads).
-//! Each pick passes over the host's runnable nodes.
+//! CPUs, at most 8) (`get_update_sysctl_factor`, `SCHED_TUNABLESCALING_LOG`). A slice
+//! ends exactly at its end, where the kernel notices a task past its deadline at the
+//! next tick (`update_curr` → `update_deadline`, then `resched_curr_lazy`). Not
+//! modelled: per-CPU run queues (a host's cores share one), and a Go process running on
+//! two cores at once (GOMAXPROCS threads). Each pick passes over the host's runnable
+//! nodes.
 
 use std::collections::VecDeque;
 
@@ -73,6 +81,12 @@ struct Core {
     since: Time,
     /// When the node's slice ends.
     slice_end: Time,
+    /// When the core's pending tick is due.
+    tick_at: Time,
+    /// Counts the preemptions on the core: a pushed tick cannot be taken back, so a
+    /// tick carries the generation it was pushed in and one from an older generation is
+    /// stale.
+    generation: u32,
 }
 
 struct Host {
@@ -96,6 +110,8 @@ impl Slices {
             node: IDLE,
             since: 0,
             slice_end: 0,
+            tick_at: 0,
+            generation: 0,
         };
         Self {
             slice,
@@ -143,7 +159,9 @@ impl Slices {
     /// `node`'s goroutine `g` has work of `cost` ready now; `event` happens when it is
     /// done; `wake` says where `g` goes if it was waiting. A node already on a core or
     /// waiting for one just queues it; an idle one takes a free core at once, or waits
-    /// at the back of the run queue.
+    /// in the run queue, unless it preempts a running node (`wakeup_preempt`; the time
+    /// that node ran is charged to `used`).
+    #[allow(clippy::too_many_arguments)]
     pub fn submit(
         &mut self,
         queue: &mut EventQueue,
@@ -152,6 +170,7 @@ impl Slices {
         wake: Wake,
         cost: Time,
         event: Event,
+        used: &mut CpuUse,
     ) {
         let p = &mut self.procs[node as usize];
         match g {
@@ -170,8 +189,71 @@ impl Slices {
             None => {
                 self.procs[node as usize].waiting = true;
                 self.hosts[host].run_queue.push_back(node);
+                self.wakeup_preempt(queue, host, node, used);
             }
         }
+    }
+
+    /// EEVDF's wake-up preemption (`check_preempt_wakeup_fair`): `update_curr`, then
+    /// `if (__pick_eevdf(cfs_rq, !do_preempt_short) == pse) goto preempt;`, with
+    /// `do_preempt_short` false as every node has the same slice. `__pick_eevdf` keeps
+    /// the running task only while it is eligible and inside its protected slice
+    /// (`RUN_TO_PARITY`: `vprot`, set at pick, is its deadline when all slices are
+    /// equal); else it picks the eligible task with the earliest deadline. So a node that
+    /// ran past the average virtual runtime loses its core to a node that wakes and is
+    /// now EEVDF's pick among those waiting (`resched_curr_lazy`: with `preempt=none` a
+    /// task in user space switches on its return from the interrupt, at once here). The
+    /// preempted node goes back to the run queue with its virtual runtime and deadline,
+    /// and gets the rest of its slice when it next runs.
+    ///
+    /// A node on a core is always inside its slice: the model ends a slice exactly at
+    /// its end (the kernel at the first tick past its deadline, `update_curr` →
+    /// `update_deadline`), so only the eligibility test can fail. A core whose tick is
+    /// due now is left alone: its piece of work may be done at this instant, and its
+    /// event must be carried out by the tick (which picks the next node itself if the
+    /// slice is over). The host has one run queue for its cores (the kernel has one per
+    /// CPU, and wakes a task on one CPU): the cores are checked in order, and at most
+    /// one is preempted.
+    fn wakeup_preempt(&mut self, queue: &mut EventQueue, h: usize, node: u32, used: &mut CpuUse) {
+        let now = queue.now();
+        let v_avg = self.avg_vruntime(h, now);
+        let woken = self.hosts[h].run_queue.len() - 1;
+        debug_assert_eq!(self.hosts[h].run_queue[woken], node);
+        if self.eligible_pick(h, v_avg) != Some(woken) {
+            return;
+        }
+        let procs = &self.procs;
+        let ineligible = |c: &Core| {
+            c.node != IDLE
+                && c.tick_at > now
+                && procs[c.node as usize].vruntime + (now - c.since) > v_avg
+        };
+        let Some(k) = self.hosts[h].cores.iter().position(ineligible) else {
+            return;
+        };
+        let c = self.hosts[h].cores[k];
+        let elapsed = now - c.since;
+        used.charge(c.node, c.since, now);
+        let p = &mut self.procs[c.node as usize];
+        p.vruntime += elapsed;
+        // Its tick is due after now: the piece, or the turn, has time left.
+        let done = p.process.run_for(elapsed);
+        debug_assert!(done.is_none(), "a piece preempted before it is done");
+        p.running = false;
+        p.waiting = true;
+        let rq = &mut self.hosts[h].run_queue;
+        rq.remove(woken);
+        rq.push_back(c.node);
+        self.procs[node as usize].waiting = false;
+        let core = &mut self.hosts[h].cores[k];
+        core.generation = core.generation.wrapping_add(1);
+        self.start(queue, h, k, node);
+    }
+
+    /// True if a tick of `core` pushed in `generation` is the core's pending one (not
+    /// made stale by a preemption).
+    pub fn current(&self, host: u32, core: u32, generation: u32) -> bool {
+        self.hosts[host as usize].cores[core as usize].generation == generation
     }
 
     /// The core's tick (its piece of work or its slice ended): account the time run (to
@@ -285,13 +367,24 @@ impl Slices {
         let v_avg = self.avg_vruntime(h, now);
         let host = &self.hosts[h];
         let procs = &self.procs;
-        let queued = || host.run_queue.iter().enumerate();
-        let best = queued()
+        let best = self.eligible_pick(h, v_avg).or_else(|| {
+            let queued = host.run_queue.iter().enumerate();
+            queued
+                .min_by_key(|(_, &i)| procs[i as usize].vruntime)
+                .map(|(at, _)| at)
+        })?;
+        self.hosts[h].run_queue.remove(best)
+    }
+
+    /// Where in the run queue the eligible waiting node with the earliest deadline is
+    /// (the first queued on a tie), with the average virtual runtime `v_avg`.
+    fn eligible_pick(&self, h: usize, v_avg: Time) -> Option<usize> {
+        let procs = &self.procs;
+        let queued = self.hosts[h].run_queue.iter().enumerate();
+        queued
             .filter(|(_, &i)| procs[i as usize].vruntime <= v_avg)
             .min_by_key(|(_, &i)| procs[i as usize].deadline)
-            .or_else(|| queued().min_by_key(|(_, &i)| procs[i as usize].vruntime))
-            .map(|(at, _)| at)?;
-        self.hosts[h].run_queue.remove(best)
+            .map(|(at, _)| at)
     }
 
     fn start(&mut self, queue: &mut EventQueue, host: usize, core: usize, node: u32) {
@@ -300,23 +393,24 @@ impl Slices {
         p.running = true;
         // Placed or requeued with a deadline one slice on (`place`, `next`).
         let left = p.deadline - p.vruntime;
-        self.hosts[host].cores[core] = Core {
-            node,
-            since: now,
-            slice_end: now + left,
-        };
+        let c = &mut self.hosts[host].cores[core];
+        c.node = node;
+        c.since = now;
+        c.slice_end = now + left;
         self.schedule(queue, host, core);
     }
 
     /// The core's next tick: when its goroutine's piece is done or its turn ends, or the
     /// node's slice ends, whichever first.
     fn schedule(&mut self, queue: &mut EventQueue, host: usize, core: usize) {
-        let c = self.hosts[host].cores[core];
+        let c = &mut self.hosts[host].cores[core];
         let left = self.procs[c.node as usize].process.until_tick();
         let at = (c.since + left).min(c.slice_end);
+        c.tick_at = at;
         let event = Event::CoreTick {
             host: host as u32,
             core: core as u32,
+            generation: c.generation,
         };
         queue.push(at, host as u32 * self.nodes_per_host, event);
     }
