@@ -9,7 +9,10 @@
 //! counted, as no sample sees it.
 //!
 //! Kept per node and per second in one array that grows as simulated time goes on:
-//! nodes × seconds × 8 bytes, no event of its own, no allocation per piece.
+//! nodes × seconds × 8 bytes, no event of its own, no allocation per piece. Nearly every
+//! piece falls in the second the one before it fell in, which is kept at hand: the
+//! common piece is charged with two comparisons and an addition, without dividing its
+//! time by a second.
 
 use crate::config::Time;
 
@@ -20,6 +23,11 @@ pub struct CpuUse {
     end: Time,
     /// `busy[k × nodes + node]`: the time `node`'s work ran during second k, [k s, k+1 s).
     busy: Vec<Time>,
+    /// The second at hand: [from, until) (until cut at the run's end), whose row of
+    /// `busy` starts at `row`; empty (from > until) until a piece is charged.
+    from: Time,
+    until: Time,
+    row: usize,
 }
 
 /// The samples: a row per node and time, by node then time.
@@ -37,25 +45,28 @@ impl CpuUse {
             nodes: nodes as usize,
             end,
             busy: Vec::new(),
+            from: Time::MAX,
+            until: 0,
+            row: 0,
         }
     }
 
     /// `node`'s work ran on a core from `start` to `done`.
     #[inline(always)]
     pub fn charge(&mut self, node: u32, start: Time, done: Time) {
-        let k = start / SECOND;
-        let i = k as usize * self.nodes + node as usize;
-        if done <= (k + 1) * SECOND && done <= self.end && i < self.busy.len() {
-            self.busy[i] += done - start;
+        if start >= self.from && done <= self.until {
+            self.busy[self.row + node as usize] += done - start;
         } else {
             self.charge_across(node, start, done);
         }
     }
 
-    /// `charge` for a piece that crosses a whole second or the run's end, or falls in a
-    /// second not reached before.
+    /// `charge` for a piece outside the second at hand, which becomes the piece's first
+    /// second: it may cross whole seconds or the run's end, or fall in a second not
+    /// reached before.
     #[inline(never)]
     fn charge_across(&mut self, node: u32, start: Time, done: Time) {
+        self.hold_second(start);
         let done = done.min(self.end);
         let mut t = start;
         while t < done {
@@ -68,6 +79,20 @@ impl CpuUse {
             self.busy[i] += until - t;
             t = until;
         }
+    }
+
+    /// Make the second of `t` the second at hand, if it is before the run's end.
+    fn hold_second(&mut self, t: Time) {
+        let k = t / SECOND;
+        let from = k * SECOND;
+        if from >= self.end {
+            return;
+        }
+        let row = k as usize * self.nodes;
+        if row + self.nodes > self.busy.len() {
+            self.busy.resize(row + self.nodes, 0);
+        }
+        (self.from, self.until, self.row) = (from, (from + SECOND).min(self.end), row);
     }
 
     /// Each node's cumulative CPU time at every whole second up to the end of the run

@@ -462,6 +462,49 @@ mod tests {
     }
 
     #[test]
+    fn matches_a_sorted_reference_when_few_times_share_many_events() {
+        // Times a few ns to a few hundred µs ahead, many events per time, some at the
+        // current instant (of any rank, so some are bumped behind the entry just taken):
+        // the buckets hold runs of equal keys, which must come out in insertion order.
+        let mut rng = crate::rng::Rng::new(9);
+        let mut q = EventQueue::new(8);
+        let mut reference: Vec<(u64, u64, Event)> = Vec::new();
+        let (mut seq, mut taken) = (0u64, 0u64);
+        let mut popped = Vec::new();
+        for _ in 0..50_000 {
+            if rng.below(2) > 0 || q.is_empty() {
+                let time = q.now() + [0, 3, 3, 40, 5_000, 300_000][rng.below(6) as usize];
+                let event = if rng.below(2) == 0 {
+                    Event::Heartbeat { node: seq as u32 }
+                } else {
+                    Event::Receive {
+                        link: seq as u32,
+                        rpc: 0,
+                    }
+                };
+                q.push(time, 0, event);
+                // The key the queue orders by: never before the entry taken last.
+                let key = ((time << RANK_BITS) | event.rank()).max(taken);
+                reference.push((key, seq, event));
+                seq += 1;
+            } else {
+                let (time, event) = q.pop().unwrap();
+                taken = taken.max((time << RANK_BITS) | event.rank());
+                popped.push((time, event));
+            }
+        }
+        while let Some(e) = q.pop() {
+            popped.push(e);
+        }
+        reference.sort_by_key(|&(key, s, _)| (key, s));
+        let expected: Vec<(u64, Event)> = reference
+            .into_iter()
+            .map(|(key, _, e)| (key >> RANK_BITS, e))
+            .collect();
+        assert_eq!(popped, expected);
+    }
+
+    #[test]
     fn an_event_for_the_current_instant_queues_behind_what_is_due() {
         let mut q = EventQueue::new(2);
         q.push(10, 0, Event::Heartbeat { node: 0 });
