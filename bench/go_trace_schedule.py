@@ -12,7 +12,14 @@ under `TransitionStack=` and `Stack=`) and prints per trace:
   their total in seconds, the median and the longest;
 - per goroutine role, the wait from becoming runnable (`GoID=N ..->Runnable`) to running
   (`Runnable->Running`): how many, p50, p90, p99 and max (nearest rank: the
-  ceil(q * n)-th smallest).
+  ceil(q * n)-th smallest);
+- per goroutine role and what it blocked on (`Running->Waiting Reason="..."`: "network"
+  is the netpoller, where a read finds no data or a write finds the socket's buffer
+  full; "chan send", "select", "sync.(*Cond).Wait" and so on) where (the first frame of
+  the blocking stack outside the runtime, e.g. `go-yamux/v5.(*Session).sendMsg` for a
+  full `sendCh`, `go-yamux/v5.(*Stream).write` for a closed stream window), the time
+  from blocking to being woken (`Waiting->`): how many, the total in seconds, p50 and
+  max.
 
 A goroutine's role is the first of these its own frames name (a function's last name
 components, `(*PubSub).processLoop` names processLoop): validateWorker (validator),
@@ -53,6 +60,7 @@ ROLE_ORDER = [role for role, _, _ in ROLES] + ["other"]
 _HEADER = re.compile(r"^M=(-?\d+) P=(-?\d+) G=(-?\d+) (\w+) Time=(\d+)")
 _GO = re.compile(r" GoID=(\d+) (\w+)->(\w+)")
 _PROC = re.compile(r" ProcID=(\d+) (\w+)->(\w+)")
+_REASON = re.compile(r' Reason="([^"]*)"')
 _FRAME = re.compile(r"^\t(\S.*?) @ 0x[0-9a-f]+$")
 
 
@@ -63,6 +71,10 @@ class Schedule:
     busy: dict[int, list[int]] = field(default_factory=lambda: defaultdict(list))
     waits: dict[int, list[int]] = field(default_factory=lambda: defaultdict(list))
     roles: dict[int, str] = field(default_factory=dict)
+    # goroutine -> what it blocked on -> how long each time
+    blocked: dict[int, dict[str, list[int]]] = field(
+        default_factory=lambda: defaultdict(lambda: defaultdict(list))
+    )
     first_ns: int | None = None
     last_ns: int | None = None
 
@@ -71,6 +83,17 @@ class Schedule:
         for goid, waits in self.waits.items():
             out[self.roles.get(goid, "other")] += waits
         return {role: sorted(out[role]) for role in ROLE_ORDER if out.get(role)}
+
+    def blocked_by_role(self) -> dict[str, dict[str, list[int]]]:
+        out: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
+        for goid, reasons in self.blocked.items():
+            for reason, times in reasons.items():
+                out[self.roles.get(goid, "other")][reason] += times
+        return {
+            role: {reason: sorted(out[role][reason]) for reason in sorted(out[role])}
+            for role in ROLE_ORDER
+            if out.get(role)
+        }
 
 
 def role_of(function: str) -> str | None:
@@ -96,6 +119,16 @@ def _stack_sections(lines: list[str]) -> tuple[list[str], list[str]]:
     return sections["TransitionStack="], sections["Stack="]
 
 
+def _blocking_site(body: list[str]) -> str:
+    """Where a goroutine blocked: the first frame of its blocking stack outside Go's
+    runtime, as its last two path components ("-" if the stack has none)."""
+    transition, _ = _stack_sections(body)
+    for function in transition:
+        if not function.startswith("runtime."):
+            return "/".join(function.split("/")[-2:])
+    return "-"
+
+
 def _events(lines: Iterable[str]) -> Iterable[tuple[str, list[str]]]:
     header: str | None = None
     body: list[str] = []
@@ -116,6 +149,7 @@ def parse(lines: Iterable[str]) -> Schedule:
     s = Schedule()
     proc_since: dict[int, int] = {}
     runnable_since: dict[int, int] = {}
+    waiting_since: dict[int, tuple[int, str]] = {}
     for header, body in _events(lines):
         head = _HEADER.match(header)
         assert head is not None
@@ -142,6 +176,13 @@ def parse(lines: Iterable[str]) -> Schedule:
                 s.waits[goid].append(waited)
         if new == "Runnable" and old != "Undetermined":
             runnable_since[goid] = t
+        if old == "Waiting" and goid in waiting_since:
+            since, reason = waiting_since.pop(goid)
+            s.blocked[goid][reason].append(t - since)
+        if old == "Running" and new == "Waiting":
+            reason = _REASON.search(header)
+            why = reason.group(1) if reason else ""
+            waiting_since[goid] = (t, f"{why} @ {_blocking_site(body)}")
         if goid not in s.roles:
             transition, stack = _stack_sections(body)
             own = transition + (stack if goid == g else [])
@@ -181,6 +222,13 @@ def report(name: str, s: Schedule) -> str:
     for role, waits in s.waits_by_role().items():
         cells = " ".join(f"{quantile(waits, q) / 1e3:>9.1f}" for q in (0.5, 0.9, 0.99))
         out.append(f"  {role:<15} {len(waits):>6} {cells} {waits[-1] / 1e3:>9.1f}")
+    out.append("  role            times   total s    p50 µs    max µs  blocked on @ where")
+    for role, reasons in s.blocked_by_role().items():
+        for reason, times in reasons.items():
+            out.append(
+                f"  {role:<15} {len(times):>5} {sum(times) / 1e9:>9.3f} "
+                f"{median(times) / 1e3:>9.1f} {times[-1] / 1e3:>9.1f}  {reason}"
+            )
     return "\n".join(out)
 
 

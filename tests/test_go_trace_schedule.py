@@ -16,8 +16,10 @@ def _frame(function: str) -> str:
     return f"\t{function} @ 0x4a56e0\n\t\t/src/file.go:10\n"
 
 
-def _event(m: int, p: int, g: int, t: int, what: str, transition: str = "", stack: str = "") -> str:
-    text = f'M={m} P={p} G={g} StateTransition Time={t} {what} Reason=""\n'
+def _event(
+    m: int, p: int, g: int, t: int, what: str, transition: str = "", stack: str = "", why: str = ""
+) -> str:
+    text = f'M={m} P={p} G={g} StateTransition Time={t} {what} Reason="{why}"\n'
     if transition:
         text += "TransitionStack=\n" + _frame(transition)
     if stack:
@@ -38,7 +40,7 @@ SAMPLE = "".join(
         # Created by G1: the transition stack is G5's start, the stack G1's.
         _event(1, 0, 1, 1000, "GoID=5 NotExist->Runnable", VALIDATOR, "main.main"),
         _event(1, 0, -1, 1100, "GoID=5 Runnable->Running"),  # validator waits 100
-        _event(1, 0, 5, 1200, "GoID=5 Running->Waiting", VALIDATOR, VALIDATOR),
+        _event(1, 0, 5, 1200, "GoID=5 Running->Waiting", VALIDATOR, VALIDATOR, "chan receive"),
         _event(1, 0, -1, 1250, "GoID=9 Runnable->Running"),  # runnable since unknown
         _event(1, 0, 9, 1300, "GoID=5 Waiting->Runnable", stack=LOOP),
         # G9 wakes G8: the stack is G9's, so it says nothing of G8, which stays other.
@@ -51,7 +53,7 @@ SAMPLE = "".join(
         _event(2, 1, 5, 1800, "GoID=5 Running->Runnable", stack=VALIDATOR),
         _event(1, -1, -1, 2000, "ProcID=0 Idle->Running"),
         _event(1, 0, -1, 2050, "GoID=5 Runnable->Running"),  # validator 250
-        _event(1, 0, 5, 2100, "GoID=5 Running->Waiting", stack=VALIDATOR),
+        _event(1, 0, 5, 2100, "GoID=5 Running->Waiting", stack=VALIDATOR, why="select"),
         _event(
             1,
             0,
@@ -59,6 +61,7 @@ SAMPLE = "".join(
             2200,
             "GoID=11 Running->Waiting",
             stack="github.com/libp2p/go-yamux/v5.(*Session).recvLoop",
+            why="network",
         ),
         _event(1, 0, -1, 2300, "GoID=11 Waiting->Runnable"),
         _event(1, 0, -1, 2330, "GoID=11 Runnable->Running"),  # yamux recvLoop 30
@@ -93,6 +96,34 @@ def test_waits_go_to_the_role_of_the_goroutines_own_frames() -> None:
         "GC": [60],
         "other": [400],
     }
+
+
+def test_blocked_time_goes_to_the_role_and_what_it_blocked_on() -> None:
+    # G5 blocks 1200-1300 (chan receive) and 2100-2400 (select), G11 2200-2300 (network);
+    # G9 blocks at 1400 and is never woken, G8 and G12 wake without a known start: none
+    # of those counts.
+    s = parse(SAMPLE.splitlines())
+    # Where: the first non-runtime frame of the blocking (transition) stack, "-" if none.
+    assert s.blocked_by_role() == {
+        "validator": {
+            "chan receive @ libp2p/go-libp2p-pubsub.(*PubSub).validateWorker": [100],
+            "select @ -": [300],
+        },
+        "yamux recvLoop": {"network @ -": [100]},
+    }
+    lines = report("node-0", s).splitlines()
+    at = lines.index(next(line for line in lines if "blocked on" in line))
+    assert lines[at + 3].split() == [
+        "yamux",
+        "recvLoop",
+        "1",
+        "0.000",
+        "0.1",
+        "0.1",
+        "network",
+        "@",
+        "-",
+    ]
 
 
 def test_the_report_has_the_hand_computed_numbers() -> None:
