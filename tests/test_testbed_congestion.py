@@ -27,16 +27,22 @@ from gossiplab.backends.testbed.support import unsupported_features
 from gossiplab.scenario import parse_scenario
 from testbed_marks import REAL_NODES
 
+# Each end prints `ss` while the connection is still established: the listener reads all
+# the dialer sent before its `ss`, then answers; the dialer closes only on that answer.
 HOLD = r"""
 import socket, subprocess, sys
 host, role = sys.argv[1], sys.argv[2]
+def ss():
+    print(subprocess.run(["ss", "-tinH", "state", "established"], capture_output=True,
+                         text=True).stdout, flush=True)
 if role == "listen":
     s = socket.socket(); s.bind((host, 5003)); s.listen(1); print("ready", flush=True)
-    c, _ = s.accept(); c.recv(1)
+    c, _ = s.accept(); got = 0
+    while got < 100000:
+        got += len(c.recv(65536))
+    ss(); c.sendall(b"y")
 else:
-    c = socket.create_connection((host, 5003)); c.sendall(b"x" * 100000)
-print(subprocess.run(["ss", "-tinH", "state", "established"], capture_output=True,
-                     text=True).stdout, flush=True)
+    c = socket.create_connection((host, 5003)); c.sendall(b"x" * 100000); ss(); c.recv(1)
 """
 
 
