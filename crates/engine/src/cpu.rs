@@ -368,28 +368,26 @@ impl Cpu {
         }
     }
 
-    /// A time-sliced host's core ticked: the event of the piece of work it finished. A
-    /// stale tick (of a generation before a preemption on the core) does nothing.
-    pub fn tick_finish(
-        &mut self,
-        host: u32,
-        core: u32,
-        generation: u32,
-        now: Time,
-    ) -> Option<Event> {
+    /// True if a tick of a time-sliced host's core is its pending one: a tick pushed
+    /// before a preemption on the core (an older `generation`) is stale and does
+    /// nothing. The core's generation cannot change while its own tick is carried out
+    /// (a core whose tick is due now is not preempted), so one check serves
+    /// `tick_finish` and `tick_next`.
+    pub fn tick_is_current(&self, host: u32, core: u32, generation: u32) -> bool {
+        let slices = self.slices.as_ref().expect("ticks come from time slices");
+        slices.current(host, core, generation)
+    }
+
+    /// A time-sliced host's core ticked: the event of the piece of work it finished.
+    pub fn tick_finish(&mut self, host: u32, core: u32, now: Time) -> Option<Event> {
         let slices = self.slices.as_mut().expect("ticks come from time slices");
-        if !slices.current(host, core, generation) {
-            return None;
-        }
         slices.finish(host, core, now, &mut self.used)
     }
 
-    /// After `tick_finish` and its event: the core goes on (not after a stale tick).
-    pub fn tick_next(&mut self, queue: &mut EventQueue, host: u32, core: u32, generation: u32) {
+    /// After `tick_finish` and its event: the core goes on.
+    pub fn tick_next(&mut self, queue: &mut EventQueue, host: u32, core: u32) {
         let slices = self.slices.as_mut().expect("ticks come from time slices");
-        if slices.current(host, core, generation) {
-            slices.next(queue, host, core, queue.now());
-        }
+        slices.next(queue, host, core, queue.now());
     }
 
     /// `receiver` reads an RPC taking `cost` that arrived on `link` at `now`: after
@@ -606,10 +604,13 @@ mod tests {
                     core,
                     generation,
                 } => {
-                    if let Some(Event::Signed { msg }) = c.tick_finish(host, core, generation, t) {
+                    if !c.tick_is_current(host, core, generation) {
+                        continue;
+                    }
+                    if let Some(Event::Signed { msg }) = c.tick_finish(host, core, t) {
                         done[msg as usize] = t;
                     }
-                    c.tick_next(&mut queue, host, core, generation);
+                    c.tick_next(&mut queue, host, core);
                 }
                 _ => unreachable!(),
             }
@@ -649,10 +650,13 @@ mod tests {
                     core,
                     generation,
                 } => {
-                    if let Some(Event::Signed { msg }) = c.tick_finish(host, core, generation, t) {
+                    if !c.tick_is_current(host, core, generation) {
+                        continue;
+                    }
+                    if let Some(Event::Signed { msg }) = c.tick_finish(host, core, t) {
                         done[msg as usize] = t;
                     }
-                    c.tick_next(&mut queue, host, core, generation);
+                    c.tick_next(&mut queue, host, core);
                 }
                 _ => unreachable!(),
             }
@@ -808,14 +812,17 @@ mod tests {
             else {
                 unreachable!()
             };
-            if let Some(Event::Signed { msg }) = c.tick_finish(host, core, generation, t) {
+            if !c.tick_is_current(host, core, generation) {
+                continue;
+            }
+            if let Some(Event::Signed { msg }) = c.tick_finish(host, core, t) {
                 done[msg as usize] = t;
                 if msg == 0 {
                     let w2 = Goroutine::Writer(2);
                     c.submit(&mut queue, 0, w2, ms, Event::Signed { msg: 2 });
                 }
             }
-            c.tick_next(&mut queue, host, core, generation);
+            c.tick_next(&mut queue, host, core);
         }
         assert_eq!(done, [ms, 3 * ms, 2 * ms]);
     }

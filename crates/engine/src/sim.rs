@@ -200,11 +200,14 @@ impl Simulation {
                 core,
                 generation,
             } => {
+                if !self.cpu.tick_is_current(host, core, generation) {
+                    return;
+                }
                 let now = self.now();
-                if let Some(done) = self.cpu.tick_finish(host, core, generation, now) {
+                if let Some(done) = self.cpu.tick_finish(host, core, now) {
                     self.dispatch(done);
                 }
-                self.cpu.tick_next(&mut self.queue, host, core, generation);
+                self.cpu.tick_next(&mut self.queue, host, core);
             }
             Event::UplinkDone { node } => self.uplink_done(node),
             Event::WindowOpen { link } => self.window_open(link),

@@ -231,19 +231,16 @@ impl Slices {
         let Some(k) = self.hosts[h].cores.iter().position(ineligible) else {
             return;
         };
-        let c = self.hosts[h].cores[k];
-        let elapsed = now - c.since;
-        used.charge(c.node, c.since, now);
-        let p = &mut self.procs[c.node as usize];
-        p.vruntime += elapsed;
+        let running = self.hosts[h].cores[k].node;
         // Its tick is due after now: the piece, or the turn, has time left.
-        let done = p.process.run_for(elapsed);
+        let done = self.finish(h as u32, k as u32, now, used);
         debug_assert!(done.is_none(), "a piece preempted before it is done");
+        let p = &mut self.procs[running as usize];
         p.running = false;
         p.waiting = true;
         let rq = &mut self.hosts[h].run_queue;
         rq.remove(woken);
-        rq.push_back(c.node);
+        rq.push_back(running);
         self.procs[node as usize].waiting = false;
         let core = &mut self.hosts[h].cores[k];
         core.generation = core.generation.wrapping_add(1);

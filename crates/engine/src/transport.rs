@@ -167,19 +167,11 @@ impl SendLoop {
             self.slots -= frames;
             self.writing = Some((rpc, urgent));
         }
-        let mut let_in = false;
-        if let Some((rpc, urgent, frames)) = self.parked {
-            if self.writing.is_none() {
-                self.writing = Some((rpc, urgent));
-                self.parked = None;
-                let_in = true;
-            } else if self.slots + frames <= SEND_CH_SLOTS {
-                self.queued.push_back((rpc, urgent, frames));
-                self.slots += frames;
-                self.parked = None;
-                let_in = true;
-            }
-        }
+        // The parked writer's put, tried again: it parks once more if it still does not fit.
+        let let_in = self
+            .parked
+            .take()
+            .is_some_and(|(rpc, urgent, frames)| self.put(rpc, urgent, frames) != Put::Parked);
         (done, let_in)
     }
 }
