@@ -19,7 +19,16 @@ under `TransitionStack=` and `Stack=`) and prints per trace:
   the blocking stack outside the runtime, e.g. `go-yamux/v5.(*Session).sendMsg` for a
   full `sendCh`, `go-yamux/v5.(*Stream).write` for a closed stream window), the time
   from blocking to being woken (`Waiting->`): how many, the total in seconds, p50 and
-  max.
+  max;
+- per goroutine role, its time running and its turns: the sum of its Running stretches
+  (from a transition to Running to the goroutine's next transition out of Running; a
+  `Running->Running` restates the state at a new generation and ends nothing), the
+  number of turns the scheduler gave it (`Runnable->Running`), the share of the node's
+  running time (all its goroutines' stretches), and apart from those the system calls
+  its stretches stopped for (`Syscall->Running` starts a stretch but is no new turn;
+  the time from `Running->Syscall` to leaving Syscall is in neither). Running is the
+  goroutine's hold on its P, not CPU time: it includes the time the kernel ran other
+  processes on the node's CPU.
 
 A goroutine's role is the first of these its own frames name (a function's last name
 components, `(*PubSub).processLoop` names processLoop): validateWorker (validator),
@@ -65,6 +74,16 @@ _FRAME = re.compile(r"^\t(\S.*?) @ 0x[0-9a-f]+$")
 
 
 @dataclass
+class RoleTime:
+    """One role's time running and turns, summed over its goroutines (ns)."""
+
+    running_ns: int = 0
+    turns: int = 0
+    syscalls: int = 0
+    syscall_ns: int = 0
+
+
+@dataclass
 class Schedule:
     """What one trace says about the P's and the goroutines' waits (times in ns)."""
 
@@ -75,6 +94,12 @@ class Schedule:
     blocked: dict[int, dict[str, list[int]]] = field(
         default_factory=lambda: defaultdict(lambda: defaultdict(list))
     )
+    # goroutine -> its Running stretches, its turns, its system calls (returns from
+    # Syscall to Running) and the time it spent in them
+    running: dict[int, list[int]] = field(default_factory=lambda: defaultdict(list))
+    turns: dict[int, int] = field(default_factory=lambda: defaultdict(int))
+    syscalls: dict[int, int] = field(default_factory=lambda: defaultdict(int))
+    syscall_ns: dict[int, int] = field(default_factory=lambda: defaultdict(int))
     first_ns: int | None = None
     last_ns: int | None = None
 
@@ -83,6 +108,17 @@ class Schedule:
         for goid, waits in self.waits.items():
             out[self.roles.get(goid, "other")] += waits
         return {role: sorted(out[role]) for role in ROLE_ORDER if out.get(role)}
+
+    def running_by_role(self) -> dict[str, RoleTime]:
+        out: dict[str, RoleTime] = defaultdict(RoleTime)
+        goroutines = set(self.running) | set(self.turns) | set(self.syscalls)
+        for goid in goroutines:
+            row = out[self.roles.get(goid, "other")]
+            row.running_ns += sum(self.running.get(goid, []))
+            row.turns += self.turns.get(goid, 0)
+            row.syscalls += self.syscalls.get(goid, 0)
+            row.syscall_ns += self.syscall_ns.get(goid, 0)
+        return {role: out[role] for role in ROLE_ORDER if role in out}
 
     def blocked_by_role(self) -> dict[str, dict[str, list[int]]]:
         out: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
@@ -150,6 +186,8 @@ def parse(lines: Iterable[str]) -> Schedule:
     proc_since: dict[int, int] = {}
     runnable_since: dict[int, int] = {}
     waiting_since: dict[int, tuple[int, str]] = {}
+    running_since: dict[int, int] = {}
+    syscall_since: dict[int, int] = {}
     for header, body in _events(lines):
         head = _HEADER.match(header)
         assert head is not None
@@ -170,6 +208,18 @@ def parse(lines: Iterable[str]) -> Schedule:
         if not go:
             continue
         goid, old, new = int(go.group(1)), go.group(2), go.group(3)
+        if old == "Running" and new != "Running" and goid in running_since:
+            s.running[goid].append(t - running_since.pop(goid))
+        if new == "Running" and old not in ("Running", "Undetermined"):
+            running_since[goid] = t
+            if old == "Runnable":
+                s.turns[goid] += 1
+            elif old == "Syscall":
+                s.syscalls[goid] += 1
+        if old == "Syscall" and new != "Syscall" and goid in syscall_since:
+            s.syscall_ns[goid] += t - syscall_since.pop(goid)
+        if new == "Syscall" and old == "Running":
+            syscall_since[goid] = t
         if old == "Runnable" and goid in runnable_since:
             waited = t - runnable_since.pop(goid)
             if new == "Running":
@@ -222,6 +272,15 @@ def report(name: str, s: Schedule) -> str:
     for role, waits in s.waits_by_role().items():
         cells = " ".join(f"{quantile(waits, q) / 1e3:>9.1f}" for q in (0.5, 0.9, 0.99))
         out.append(f"  {role:<15} {len(waits):>6} {cells} {waits[-1] / 1e3:>9.1f}")
+    out.append("  role            running s    turns   share   syscalls   syscall s")
+    by_role = s.running_by_role()
+    all_running = sum(row.running_ns for row in by_role.values())
+    for role, row in by_role.items():
+        share = row.running_ns / all_running if all_running else 0.0
+        out.append(
+            f"  {role:<15} {row.running_ns / 1e9:>9.3f} {row.turns:>8} {share:>7.1%} "
+            f"{row.syscalls:>10} {row.syscall_ns / 1e9:>11.3f}"
+        )
     out.append("  role            times   total s    p50 µs    max µs  blocked on @ where")
     for role, reasons in s.blocked_by_role().items():
         for reason, times in reasons.items():

@@ -151,3 +151,61 @@ def test_roles_by_function_name_components() -> None:
     # A sendLoop outside yamux, and a name that merely contains a role's, name none.
     assert role_of("github.com/quic-go/quic-go.(*connection).sendLoop") is None
     assert role_of("main.processLoopHelper") is None
+
+
+def test_running_time_and_turns_per_role() -> None:
+    # From SAMPLE's times: G5 (validator) runs 1100-1200, 1700-1800, 2050-2100 and
+    # 2450-2500 (300 ns) and from 2800 to the end (not counted): 5 turns. G9 (event
+    # loop) runs 1250-1400 (150 ns), 1 turn. G3, G8 (other), G11 (recvLoop) and G13
+    # (GC) start a turn each and never leave Running: 0 ns. 450 ns in all.
+    s = parse(SAMPLE.splitlines())
+    rows = {role: (r.running_ns, r.turns, r.syscalls) for role, r in s.running_by_role().items()}
+    assert rows == {
+        "validator": (300, 5, 0),
+        "event loop": (150, 1, 0),
+        "yamux recvLoop": (0, 1, 0),
+        "GC": (0, 1, 0),
+        "other": (0, 2, 0),
+    }
+    lines = report("node-0", s).splitlines()
+    at = lines.index(next(line for line in lines if "running s" in line))
+    assert lines[at + 1].split() == ["validator", "0.000", "5", "66.7%", "0", "0.000"]
+    assert lines[at + 2].split() == ["event", "loop", "0.000", "1", "33.3%", "0", "0.000"]
+
+
+SENDLOOP = "github.com/libp2p/go-yamux/v5.(*Session).sendLoop"
+SYSCALLS = "".join(
+    [
+        _event(1, 0, -1, 100, "GoID=21 Undetermined->Running"),  # no start: no stretch
+        _event(1, 0, 21, 150, "GoID=21 Running->Syscall", stack=SENDLOOP),  # syscall 150-190
+        _event(1, 0, 21, 190, "GoID=21 Syscall->Running"),  # a stretch, no turn
+        _event(1, 0, 22, 200, "GoID=22 NotExist->Runnable", f"{PUBSUB}.(*PubSub).handleNewStream"),
+        _event(1, 0, 21, 400, "GoID=21 Running->Running"),  # a new generation: goes on
+        _event(1, 0, 21, 500, "GoID=21 Running->Syscall"),  # 190-500: 310; syscall 500-520
+        _event(1, -1, 21, 520, "GoID=21 Syscall->Runnable"),  # its P taken: no stretch
+        _event(1, 0, -1, 550, "GoID=22 Runnable->Running"),  # reader's turn, 550-630
+        _event(1, 0, 22, 630, "GoID=22 Running->Waiting", why="network"),
+        _event(1, 0, -1, 640, "GoID=21 Runnable->Running"),  # a turn, 640-740
+        _event(1, 0, 21, 740, "GoID=21 Running->Waiting", why="chan receive"),
+    ]
+)
+
+
+def test_system_calls_end_a_stretch_and_are_counted_apart() -> None:
+    # sendLoop: 310 + 100 = 410 ns running, 1 turn, 1 return from a syscall, 40 + 20 ns in
+    # syscalls; reader: 80 ns, 1 turn. 490 ns in all: 83.7 % and 16.3 %.
+    s = parse(SYSCALLS.splitlines())
+    rows = s.running_by_role()
+    sendloop, reader = rows["yamux sendLoop"], rows["reader"]
+    assert (sendloop.running_ns, sendloop.turns, sendloop.syscalls, sendloop.syscall_ns) == (
+        410,
+        1,
+        1,
+        60,
+    )
+    assert (reader.running_ns, reader.turns, reader.syscalls, reader.syscall_ns) == (80, 1, 0, 0)
+    assert list(rows) == ["reader", "yamux sendLoop"]
+    lines = report("node-1", s).splitlines()
+    at = lines.index(next(line for line in lines if "running s" in line))
+    assert lines[at + 1].split() == ["reader", "0.000", "1", "16.3%", "0", "0.000"]
+    assert lines[at + 2].split() == ["yamux", "sendLoop", "0.000", "1", "83.7%", "1", "0.000"]
