@@ -504,6 +504,75 @@ mod tests {
         assert_eq!(popped, expected);
     }
 
+    /// An event of rank `kind % 6` spread over the kinds, numbered `n` to tell it apart.
+    fn event_of_kind(kind: u64, n: u32) -> Event {
+        match kind % 6 {
+            0 => Event::Arrive { link: n, rpc: 0 },
+            1 => Event::Receive { link: n, rpc: 0 },
+            2 => Event::Heartbeat { node: n },
+            3 => Event::Decoded { link: n, rpc: 0 },
+            4 => Event::CoreTick {
+                host: n,
+                core: 0,
+                generation: 0,
+            },
+            _ => Event::SendLoopDone { link: n },
+        }
+    }
+
+    #[test]
+    fn matches_an_ordered_map_with_pushes_just_ahead_and_pop_due() {
+        // Most pushes land a few ns ahead (distinct keys, often alone in their bucket),
+        // some at the current instant with any rank (clamped behind the entry taken
+        // last), some far ahead; pops are bounded by a random `until`. The reference is
+        // a map ordered by (key, push number) with the same clamp.
+        use std::collections::BTreeMap;
+        let mut rng = crate::rng::Rng::new(17);
+        let mut q = EventQueue::new(8);
+        let mut reference: BTreeMap<(u64, u64), Event> = BTreeMap::new();
+        let (mut seq, mut taken, mut popped) = (0u64, 0u64, 0u64);
+        for _ in 0..200_000 {
+            if rng.below(2) == 0 {
+                let ahead = [0, 0, 1, 2, 5, 7, 40, 3_000, 1 << 20][rng.below(9) as usize];
+                let time = q.now() + ahead;
+                let event = event_of_kind(rng.below(6), seq as u32);
+                q.push(time, 0, event);
+                let key = ((time << RANK_BITS) | event.rank()).max(taken);
+                reference.insert((key, seq), event);
+                seq += 1;
+            } else {
+                let until = q.now() + rng.below(8);
+                let due = reference
+                    .first_key_value()
+                    .filter(|((key, _), _)| key >> RANK_BITS <= until)
+                    .map(|(&k, &e)| (k, e));
+                let got = q.pop_due(until);
+                match due {
+                    Some(((key, s), event)) => {
+                        assert_eq!(got, Some((key >> RANK_BITS, event)));
+                        reference.remove(&(key, s));
+                        taken = key;
+                        popped += 1;
+                        assert_eq!(q.now(), key >> RANK_BITS);
+                    }
+                    None => assert_eq!(got, None),
+                }
+            }
+            assert_eq!(q.len(), reference.len());
+            assert_eq!(q.popped(), popped);
+            let next = reference
+                .first_key_value()
+                .map(|((key, _), _)| key >> RANK_BITS);
+            assert_eq!(q.peek_time(), next);
+        }
+        while let Some((&(key, _), &event)) = reference.first_key_value() {
+            assert_eq!(q.pop(), Some((key >> RANK_BITS, event)));
+            reference.pop_first();
+        }
+        assert_eq!(q.pop(), None);
+        assert!(q.is_empty());
+    }
+
     #[test]
     fn an_event_for_the_current_instant_queues_behind_what_is_due() {
         let mut q = EventQueue::new(2);
