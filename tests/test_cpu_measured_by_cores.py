@@ -70,12 +70,12 @@ def test_a_scenario_on_one_core_pays_the_one_p_wake_up(tmp_path: Path) -> None:
 # docs/network-calibration.md, "On one P", by goroutine: the event loop's 5.5 µs per RPC
 # and 11.7 µs per message published, 60 µs per signature in the validation worker, 4 µs
 # per RPC written, and the node's wake-up fitted to the real nodes' CPU with the model's
-# own counts (bench/cpu_fit_wakeup.py): 65 µs.
+# own counts (bench/cpu_fit_wakeup.py): 45 µs.
 LOOP_ONE_P_US = {
     "per_rpc_loop": 5.5,
     "per_publish_loop": 11.7,
     "per_copy": 60,
-    "per_node_wakeup": 65,
+    "per_node_wakeup": 45,
     "per_rpc_received": 0,
     "per_rpc_sent": 4,
 }

@@ -71,13 +71,14 @@ MEASURED_ONE_P: dict[str, int] = {
 # peer's queue); the validation worker 60 µs per copy; nothing per RPC read, 4 µs per RPC
 # written. What falls with load is the node's wake-up, fitted so that the model's nodes,
 # with their own counts, use the CPU the real nodes of the one-P calibration runs used
-# (bench/cpu_fit_wakeup.py, docs/network-calibration.md, "On one P"): 65 µs, of which
-# SWITCHES_PER_NODE_WAKEUP × 10.38 µs is the runtime's switches and the rest the work that
-# costs more on a node that was idle (cold caches).
+# (bench/cpu_fit_wakeup.py on ten runs with Linux's default congestion control,
+# docs/network-calibration.md, "On one P"): 45 µs, of which SWITCHES_PER_NODE_WAKEUP ×
+# 10.38 µs is the runtime's switches and the rest the work that costs more on a node
+# that was idle (cold caches).
 MEASURED_ONE_P_LOOP: dict[str, int] = {
     **MEASURED,
     "per_read_wakeup": 0,
-    "per_node_wakeup": 65 * US,
+    "per_node_wakeup": 45 * US,
     "per_rpc_received": 0,
     "per_rpc_sent": MEASURED["per_rpc_sent"],
     "per_rpc_loop": 5_500,
