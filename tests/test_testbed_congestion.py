@@ -29,12 +29,19 @@ from testbed_marks import REAL_NODES
 
 # Each end prints `ss` while the connection is still established: the listener reads all
 # the dialer sent before its `ss`, then answers; the dialer closes only on that answer.
+# `ss` is asked again (up to a second) if it printed no connection's details: on a busy
+# host it has once printed nothing, and its error, if any, is kept for the failure.
 HOLD = r"""
-import socket, subprocess, sys
+import socket, subprocess, sys, time
 host, role = sys.argv[1], sys.argv[2]
 def ss():
-    print(subprocess.run(["ss", "-tinH", "state", "established"], capture_output=True,
-                         text=True).stdout, flush=True)
+    for _ in range(20):
+        run = subprocess.run(["ss", "-tinH", "state", "established"], capture_output=True,
+                             text=True)
+        if "\t" in run.stdout:
+            break
+        time.sleep(0.05)
+    print(run.stdout or run.stderr, flush=True)
 if role == "listen":
     s = socket.socket(); s.bind((host, 5003)); s.listen(1); print("ready", flush=True)
     c, _ = s.accept(); got = 0
