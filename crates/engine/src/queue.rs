@@ -424,6 +424,15 @@ mod tests {
         );
     }
 
+    /// A heartbeat (`pick` 0) or a receive, numbered `n` to tell it apart: two ranks.
+    fn heartbeat_or_receive(pick: u64, n: u32) -> Event {
+        if pick == 0 {
+            Event::Heartbeat { node: n }
+        } else {
+            Event::Receive { link: n, rpc: 0 }
+        }
+    }
+
     #[test]
     fn matches_a_sorted_reference_on_random_monotone_schedules() {
         let mut rng = crate::rng::Rng::new(5);
@@ -435,14 +444,7 @@ mod tests {
             if rng.below(3) > 0 || q.is_empty() {
                 // Strictly in the future: ranks then always order equal times.
                 let time = q.now() + 1 + rng.below(4) * 1000;
-                let event = if rng.below(2) == 0 {
-                    Event::Heartbeat { node: seq as u32 }
-                } else {
-                    Event::Receive {
-                        link: seq as u32,
-                        rpc: 0,
-                    }
-                };
+                let event = heartbeat_or_receive(rng.below(2), seq as u32);
                 q.push(time, 0, event);
                 reference.push((time, event.rank(), seq, event));
                 seq += 1;
@@ -474,14 +476,7 @@ mod tests {
         for _ in 0..50_000 {
             if rng.below(2) > 0 || q.is_empty() {
                 let time = q.now() + [0, 3, 3, 40, 5_000, 300_000][rng.below(6) as usize];
-                let event = if rng.below(2) == 0 {
-                    Event::Heartbeat { node: seq as u32 }
-                } else {
-                    Event::Receive {
-                        link: seq as u32,
-                        rpc: 0,
-                    }
-                };
+                let event = heartbeat_or_receive(rng.below(2), seq as u32);
                 q.push(time, 0, event);
                 // The key the queue orders by: never before the entry taken last.
                 let key = ((time << RANK_BITS) | event.rank()).max(taken);
