@@ -63,6 +63,16 @@ def test_crosscheck_writes_both_runs_the_table_and_the_overlays(tmp_path: Path) 
     assert not (out / "model" / "resources.parquet").exists()
     page = (out / "crosscheck.html").read_text()
     assert "data:image/png;base64," in page and "testbed vs model" in page
+    # By time of publication: both delivered every message of every interval.
+    assert "<h2>By time of publication</h2>" in page
+    assert (out / "crosscheck-over-time.png").read_bytes().startswith(b"\x89PNG")
+    intervals = [
+        line.split(" | ")
+        for line in (out / "crosscheck.md").read_text().splitlines()
+        if line.startswith("| ") and line[2].isdigit() and line.count(" / ") >= 4
+    ]
+    assert intervals and all(cells[2] == "1.000 / 1.000" for cells in intervals), intervals
+    assert sum(int(cells[1].split(" / ")[0]) for cells in intervals) == 5
 
 
 def test_crosscheck_refuses_to_overwrite(tmp_path: Path) -> None:

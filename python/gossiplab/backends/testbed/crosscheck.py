@@ -5,7 +5,8 @@ the testbed (the default, for small scenarios) or simnet (``--against simnet``, 
 model's scale), each into its own results folder; then one table lists the headline
 metrics of both with the relative difference (partner - model) / model, and one page
 overlays their CDFs (dissemination time, per-receipt latency) and last-delivery-hop
-distributions.
+distributions, and sets their delivery and latency side by side per interval of the
+publication schedule (``crosscheck_over_time.py``).
 """
 
 from __future__ import annotations
@@ -28,11 +29,12 @@ import polars as pl
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from gossiplab.analysis.metrics import measure
+from gossiplab.analysis.metrics import Measured, measure
 from gossiplab.analysis.results import load_results
 from gossiplab.backends.model import ProgressCallback
 from gossiplab.backends.model import unsupported_features as model_unsupported
 from gossiplab.backends.simnet.support import unsupported_features as simnet_unsupported
+from gossiplab.backends.testbed import crosscheck_over_time as over_time
 from gossiplab.backends.testbed.losses import drop_places
 from gossiplab.backends.testbed.partialcheck import METRICS as PARTIAL_METRICS
 from gossiplab.backends.testbed.partialcheck import partial_figures
@@ -196,15 +198,22 @@ def _cdf(ax: Any, values: np.ndarray, label: str) -> None:
     ax.step(ordered, np.arange(1, ordered.size + 1) / ordered.size, where="post", label=label)
 
 
-def draw(folders: dict[str, Path], path: Path) -> Path:
+def measure_each(folders: dict[str, Path]) -> dict[str, Measured]:
+    """Each backend's measured messages and receipts, from its results folder."""
+    measured = {}
+    for backend, folder in folders.items():
+        tables, run_info, _ = load_results(folder)
+        measured[backend] = measure(tables, run_info)
+    return measured
+
+
+def draw(runs: dict[str, Measured], path: Path) -> Path:
     """Overlaid CDFs of dissemination time and per-receipt latency, and LDH bars."""
     figure = Figure(figsize=(13, 4), dpi=110)
     FigureCanvasAgg(figure)
     axes = figure.subplots(1, 3)
     ldh: dict[str, pl.Series] = {}
-    for backend, folder in folders.items():
-        tables, run_info, _ = load_results(folder)
-        measured = measure(tables, run_info)
+    for backend, measured in runs.items():
         dissemination = measured.messages["dissemination_ns"].drop_nulls().to_numpy() / 1e6
         latency = measured.first_receipts["latency_ns"].to_numpy() / 1e6
         _cdf(axes[0], dissemination, backend)
@@ -268,10 +277,19 @@ def _simnet_facts(simnet: dict[str, Any]) -> list[tuple[str, str]]:
     ]
 
 
+def _embedded(figure: Path) -> str:
+    return "data:image/png;base64," + base64.b64encode(figure.read_bytes()).decode("ascii")
+
+
 def _page(
-    rows: list[Row], command: str, figure: Path, runs: dict[str, dict[str, Any]], partner: str
+    rows: list[Row],
+    command: str,
+    figures: tuple[Path, Path],
+    over_time_table: str,
+    runs: dict[str, dict[str, Any]],
+    partner: str,
 ) -> str:
-    image = base64.b64encode(figure.read_bytes()).decode("ascii")
+    cdfs, over_time_figure = (_embedded(f) for f in figures)
     body = "".join(
         f"<tr><td>{html.escape(r.metric)}{' (' + r.unit + ')' if r.unit else ''}</td>"
         f"<td>{_fmt(r.model, r.unit)}</td><td>{_fmt(r.partner, r.unit)}</td>"
@@ -300,7 +318,12 @@ td:first-child,th{{text-align:left}}</style></head><body>
 behaviour in a discrete-event simulation; {runs_on}.</p>
 <table><tr><th>metric</th><th>model</th><th>{partner}</th><th>{partner} vs model</th></tr>
 {body}</table>
-<h2>Distributions</h2><img alt="overlaid CDFs" src="data:image/png;base64,{image}" width="100%">
+<h2>Distributions</h2><img alt="overlaid CDFs" src="{cdfs}" width="100%">
+<h2>By time of publication</h2><p>Per interval of the publication schedule; a receipt
+after the end of the run is not counted, so the last intervals' delivery and latency leave
+out what was still under way.</p>
+<img alt="latency and delivery by time of publication" src="{over_time_figure}" width="100%">
+{over_time_table}
 <h2>The {partner} run</h2><table>{fact_rows}</table>
 <p>Each backend's full report: <a href="model/report.html">model</a>,
 <a href="{partner}/report.html">{partner}</a>.</p></body></html>
@@ -340,7 +363,9 @@ def run_crosscheck(
         rows += partial_rows(out / "model", out / against)
     option = "" if against == DEFAULT_PARTNER else f" --against {against}"
     command = f"gossiplab crosscheck{option} {scenario}"
-    text = markdown(rows, command, against)
+    measured = measure_each({b: out / b for b in backends})
+    by_time = over_time.side_by_side(measured)
+    text = markdown(rows, command, against) + over_time.markdown(by_time, list(backends))
     (out / TABLE_MD).write_text(text, encoding="utf-8")
     (out / TABLE_JSON).write_text(
         json.dumps(
@@ -358,8 +383,13 @@ def run_crosscheck(
         ),
         encoding="utf-8",
     )
-    figure = draw({b: out / b for b in backends}, out / FIGURE)
+    figures = (
+        draw(measured, out / FIGURE),
+        over_time.draw(by_time, list(backends), out / over_time.FIGURE),
+    )
     runs = {b: summaries[b]["run"] for b in backends}
-    page = _page(rows, command, figure, runs, against)
+    page = _page(
+        rows, command, figures, over_time.html_table(by_time, list(backends)), runs, against
+    )
     (out / REPORT_HTML).write_text(page, encoding="utf-8")
     return CrosscheckResult(out, rows, text, out / REPORT_HTML)
