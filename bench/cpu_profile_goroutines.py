@@ -10,7 +10,8 @@ the goroutine that ran it, named by the first frame from the root down that name
   `handleIncomingRPC` (an RPC from `incoming`: subscriptions, the seen check and
   `validation.go:Push` per message, the router's control handling), `publishMessage` (a
   validated message from `sendMsg`: `markDelivered`, the subscribers, `rt.Publish`, which
-  pushes a forward onto each mesh peer's queue), the heartbeat (`eval` thunks:
+  pushes a forward onto each mesh peer's queue), split into its `sendRPC` calls (one per
+  forward) and the rest, the heartbeat (`eval` thunks:
   `gossipsub.go:heartbeat`, gossip, mesh maintenance) and the rest (the `select`, its
   channel operations);
 - reader: a peer's reading goroutine, `comm.go:handleNewStream` (msgio framing, protobuf
@@ -31,7 +32,8 @@ A goroutine's share of the samples, times the CPU the nodes used over the measur
 interval (`resources.parquet`, as bench/cpu_calibration.py takes it), over the count
 that drives it, summed over the nodes of a run: RPCs (write syscalls, one per RPC: every
 RPC a node writes is one another node reads), copies validated (first deliveries, signed
-runs), node-seconds, voluntary context switches, read syscalls.
+runs), forwards (payload copies queued for a peer, `traffic.parquet`), node-seconds,
+voluntary context switches, read syscalls.
 
     .venv/bin/python bench/cpu_profile_goroutines.py RESULTS...
 """
@@ -78,9 +80,15 @@ LOOP_PARTS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("loop: heartbeat", (PUBSUB + "(*GossipSubRouter).heartbeat",)),
 )
 LOOP_REST = "loop: select and the rest"
+# publishMessage split: its `sendRPC` per peer forwarded to (gossipsub.go:Publish), and the
+# rest per message (markDelivered, the subscribers, the message cache).
+PUBLISH = "loop: publishMessage"
+PUBLISH_PARTS = (PUBLISH + ", sendRPC", PUBLISH + ", the rest")
+SEND_RPC = PUBSUB + "(*GossipSubRouter).sendRPC"
 NAMES = (
     [g for g, _ in GOROUTINES[:1]]
-    + [p for p, _ in LOOP_PARTS]
+    + [p for p, _ in LOOP_PARTS if p != PUBLISH]
+    + list(PUBLISH_PARTS)
     + [LOOP_REST]
     + [g for g, _ in GOROUTINES[1:]]
     + ["other"]
@@ -89,7 +97,8 @@ NAMES = (
 DRIVER = {
     "loop": "rpcs",
     "loop: handleIncomingRPC": "rpcs",
-    "loop: publishMessage": "delivered",
+    PUBLISH_PARTS[0]: "forwards",
+    PUBLISH_PARTS[1]: "delivered",
     "loop: heartbeat": "node_s",
     LOOP_REST: "rpcs",
     "reader": "rpcs",
@@ -119,7 +128,10 @@ def goroutine(stack: list[str]) -> str:
     name = _first(root_down, GOROUTINES) or "other"
     if name != "loop":
         return name
-    return _first(root_down, LOOP_PARTS) or LOOP_REST
+    part = _first(root_down, LOOP_PARTS) or LOOP_REST
+    if part != PUBLISH:
+        return part
+    return PUBLISH_PARTS[0] if any(SEND_RPC in frame for frame in stack) else PUBLISH_PARTS[1]
 
 
 def profile_goroutines(pprof: Path) -> dict[str, float]:
@@ -140,7 +152,14 @@ def counts(folder: Path) -> dict[str, float]:
         rpcs=pl.col("write_syscalls").sum(),
         cpu_s=pl.col("cpu_s").sum(),
     ).row(0, named=True)
-    return {**sums, "published": float(published), "delivered": float(delivered)}
+    traffic = pl.read_parquet(folder / "traffic.parquet").filter(pl.col("kind") == "payload")
+    forwards = float(traffic["msgs_sent"].sum())
+    return {
+        **sums,
+        "published": float(published),
+        "delivered": float(delivered),
+        "forwards": forwards,
+    }
 
 
 def run_table(folder: Path) -> pl.DataFrame:

@@ -68,12 +68,13 @@ def test_a_scenario_on_one_core_pays_the_one_p_wake_up(tmp_path: Path) -> None:
 
 
 # docs/network-calibration.md, "On one P", by goroutine: the event loop's 5.5 µs per RPC
-# and 11.7 µs per message published, 60 µs per signature in the validation worker, 4 µs
-# per RPC written, and the node's wake-up fitted to the real nodes' CPU with the model's
-# own counts (bench/cpu_fit_wakeup.py): 45 µs.
+# and, per message published, 5.7 µs plus 1.47 µs per forward, 60 µs per signature in the
+# validation worker, 4 µs per RPC written, and the node's wake-up fitted to the real
+# nodes' CPU with the model's own counts (bench/cpu_fit_wakeup.py): 45 µs.
 LOOP_ONE_P_US = {
     "per_rpc_loop": 5.5,
-    "per_publish_loop": 11.7,
+    "per_publish_loop": 5.7,
+    "per_forward_loop": 1.47,
     "per_copy": 60,
     "per_node_wakeup": 45,
     "per_rpc_received": 0,
@@ -93,7 +94,7 @@ def test_a_shared_core_gets_the_event_loop_and_the_split_by_goroutine() -> None:
     # Off by choice: the costs carry the loop's work where the loop is not modelled.
     off = parse_scenario(_shared(event_loop=False), HERE).cpu
     assert not off.event_loop
-    assert off.per_rpc_loop == 0 and off.per_publish_loop == 0
+    assert off.per_rpc_loop == 0 and off.per_publish_loop == 0 and off.per_forward_loop == 0
     assert off.per_node_wakeup == NODE_WAKEUP_ONE_P_US * US
     assert off.per_copy == 84 * US
 

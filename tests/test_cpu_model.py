@@ -131,6 +131,11 @@ def test_the_report_line_names_every_cost_charged() -> None:
     }
     line = cpu_per_hop(parse_scenario({"cpu": shared}, HERE))
     assert line.endswith("σ = 1 (per_copy 0); 40 nodes per host, 2 cores, time slices of 1.5 ms")
+    looped = {"nodes_per_host": 40, "event_loop": True, "per_rpc_loop": "5us"}
+    looped |= {"per_publish_loop": "6us", "per_forward_loop": "1.5us", "per_copy": "60us"}
+    assert cpu_per_hop(parse_scenario({"cpu": looped}, HERE)).startswith(
+        "event loop 5 µs/RPC + 6 µs/message + 1.5 µs/forward, validate 60 µs/copy; "
+    )
 
 
 def test_past_saturation_a_shared_host_drops_most_at_its_outbound_queues(tmp_path: Path) -> None:

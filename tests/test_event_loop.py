@@ -19,14 +19,14 @@ def test_the_engine_gets_the_event_loop_and_its_costs_in_nanoseconds() -> None:
         "event_loop": True,
         "per_rpc_loop": "3us",
         "per_publish_loop": "7us",
+        "per_forward_loop": "2us",
     }
     s = parse_scenario({"cpu": cpu}, HERE)
     engine = engine_config(s, 40, 10**9)["cpu"]
-    loop = (engine["event_loop"], engine["per_rpc_loop_ns"], engine["per_publish_loop_ns"])
-    assert loop == (True, 3000, 7000)
+    names = ("event_loop", "per_rpc_loop_ns", "per_publish_loop_ns", "per_forward_loop_ns")
+    assert tuple(engine[n] for n in names) == (True, 3000, 7000, 2000)
     off = engine_config(parse_scenario({}, HERE), 40, 10**9)["cpu"]
-    loop = (off["event_loop"], off["per_rpc_loop_ns"], off["per_publish_loop_ns"])
-    assert loop == (False, 0, 0)
+    assert tuple(off[n] for n in names) == (False, 0, 0, 0)
 
 
 def test_the_event_loop_is_refused_on_a_host_that_is_not_time_sliced() -> None:

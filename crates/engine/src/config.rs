@@ -87,8 +87,10 @@ pub struct CpuConfig {
     /// The event loop's work per RPC (`pubsub.go:handleIncomingRPC`).
     pub per_rpc_loop_ns: Time,
     /// The event loop's work per message it delivers and forwards
-    /// (`pubsub.go:publishMessage`).
+    /// (`pubsub.go:publishMessage`), besides `per_forward_loop_ns`.
     pub per_publish_loop_ns: Time,
+    /// The event loop's work per peer it forwards a message to (`gossipsub.go:sendRPC`).
+    pub per_forward_loop_ns: Time,
 }
 
 impl CpuConfig {
@@ -106,6 +108,7 @@ impl CpuConfig {
             self.per_publish_ns,
             self.per_rpc_loop_ns,
             self.per_publish_loop_ns,
+            self.per_forward_loop_ns,
         ]
         .iter()
         .any(|&c| c > 0)
@@ -159,6 +162,7 @@ impl Default for CpuConfig {
             event_loop: false,
             per_rpc_loop_ns: 0,
             per_publish_loop_ns: 0,
+            per_forward_loop_ns: 0,
         }
     }
 }

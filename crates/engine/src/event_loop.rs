@@ -30,10 +30,11 @@
 //! - The worker hands the first validated copy to the loop through `p.sendMsg`, 32
 //!   slots (`validation.go:sendMsgBlocking`), and parks while it is full, keeping its
 //!   place among the copies being validated (`cpu_pending`), so the validation queue
-//!   overflows sooner. The loop's piece for it is `pubsub.go:publishMessage`
-//!   (`per_publish_loop_ns`): deliver the message, forward it. A message that needs no
-//!   validation is published inside the RPC's handling (`pubsub.go:pushMsg`), which
-//!   then costs `per_publish_loop_ns` more per such message.
+//!   overflows sooner. The loop's piece for it is `pubsub.go:publishMessage`:
+//!   deliver the message (`per_publish_loop_ns`) and forward it, one
+//!   `gossipsub.go:sendRPC` per peer (`per_forward_loop_ns` each). A message that needs
+//!   no validation is published inside the RPC's handling (`pubsub.go:pushMsg`), which
+//!   then costs as much more per such message.
 //! - With both channels ready, the loop's `select` takes either with probability 1/2
 //!   (`runtime/select.go:selectgo` shuffles its cases with `cheaprandn`); a seeded
 //!   stream per node keeps runs deterministic.
@@ -45,6 +46,7 @@ use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
 
 use crate::chan::{Chan, Sent};
+use crate::config::Time;
 use crate::error::EngineError;
 use crate::goroutines::Goroutine;
 use crate::queue::Event;
@@ -258,7 +260,7 @@ impl Simulation {
             self.nodes[node as usize].cpu_pending -= 1;
             self.cpu.unblock(node, Goroutine::Validator);
         }
-        let cost = self.cpu.costs.per_publish_loop_ns;
+        let cost = self.publish_loop_cost(node, msg, link);
         let event = Event::LoopValidated {
             node,
             msg,
@@ -278,8 +280,7 @@ impl Simulation {
             self.cpu.unblock(node, Goroutine::Reader(reader));
         }
         // Exact: the loop's costs have no spread of their own.
-        let cost = self.cpu.costs.per_rpc_loop_ns
-            + self.cpu.costs.per_publish_loop_ns * self.published_unvalidated(node, rpc);
+        let cost = self.cpu.costs.per_rpc_loop_ns + self.published_unvalidated(node, link, rpc);
         let event = Event::Decoded { link, rpc };
         self.cpu
             .submit(&mut self.queue, node, Goroutine::Loop, cost, event);
@@ -287,23 +288,41 @@ impl Simulation {
 }
 
 impl Simulation {
-    /// The messages of `rpc` that `node` will publish while handling it: those it has
-    /// not seen when validating them costs nothing (`pubsub.go:pushMsg` calls
+    /// What publishing the messages of `rpc` costs `node`'s loop while handling it: those
+    /// it has not seen when validating them costs nothing (`pubsub.go:pushMsg` calls
     /// `publishMessage` when `validation.go:Push` has nothing to validate).
-    fn published_unvalidated(&self, node: u32, rpc: u32) -> u64 {
+    fn published_unvalidated(&mut self, node: u32, link: u32, rpc: u32) -> Time {
         if self.cpu_per_message[node as usize] > 0 {
             return 0;
         }
         let state = &self.nodes[node as usize];
         let msgs = &self.rpcs.get(rpc).msgs;
-        let fresh = msgs
+        let fresh: SmallVec<[u32; 4]> = msgs
             .iter()
             .enumerate()
             .filter(|(i, m)| {
                 !state.seen.contains_key(&m.msg) && !msgs[..*i].iter().any(|o| o.msg == m.msg)
             })
-            .count();
-        fresh as u64
+            .map(|(_, m)| m.msg)
+            .collect();
+        fresh
+            .into_iter()
+            .map(|msg| self.publish_loop_cost(node, msg, link))
+            .sum()
+    }
+
+    /// The loop's work to publish `msg` from `link` (`pubsub.go:publishMessage`): a part
+    /// per message (deliver it, cache it) and a part per peer it is forwarded to (one
+    /// `gossipsub.go:sendRPC` each: the piggybacked control, the push onto the peer's
+    /// queue, the tracer), so a hub's loop pays for its larger mesh.
+    fn publish_loop_cost(&mut self, node: u32, msg: u32, link: u32) -> Time {
+        let costs = &self.cpu.costs;
+        let (per_message, per_forward) = (costs.per_publish_loop_ns, costs.per_forward_loop_ns);
+        if per_forward == 0 {
+            return per_message;
+        }
+        let forwards = self.with_router(node, |router, cx| router.relay_count(cx, msg, link));
+        per_message + per_forward * forwards
     }
 }
 

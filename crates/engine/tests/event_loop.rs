@@ -313,3 +313,41 @@ fn a_copy_a_worker_validates_once_the_message_is_marked_seen_goes_no_further() {
         .expect("node 4 forwards to node 2");
     assert_eq!(r.t_ns[i] - 100 * MS as i64, 110_050 * US as i64);
 }
+
+/// Leaf 1 of a star around node 0 (leaves 1-4, all five nodes on one host of one core,
+/// slices of 100 ms) publishes one 100-byte floodsub message at 100 ms over 10 ms links.
+/// Reading 10 µs per RPC, the loop 100 µs per RPC and 50 µs per message it publishes plus
+/// `per_forward` per peer it forwards to, validating `per_copy`; sending and signing free.
+/// Every delivery time, in order.
+fn star_deliveries(per_forward: u64, per_copy: u64) -> Vec<u64> {
+    let costs = json!({"cpu": {
+        "nodes_per_host": 5, "cores": 1, "time_slice_ns": 100 * MS,
+        "per_rpc_received_ns": 10 * US, "per_rpc_loop_ns": 100 * US,
+        "per_publish_loop_ns": 50 * US, "per_forward_loop_ns": per_forward,
+        "per_copy_ns": per_copy, "event_loop": true,
+    }});
+    let c = config(5, "floodsub", 10 * MS, 2 * S, 1, costs);
+    let mut sim = Simulation::new(&c, &star(4), &messages(1, 100 * MS, 0, 1, 100)).unwrap();
+    sim.run();
+    sorted_delivery_times(&sim)
+}
+
+#[test]
+fn the_loop_pays_per_peer_it_forwards_to_but_the_sender() {
+    // gossipsub.go/floodsub.go:Publish call sendRPC once per topic peer but the one the
+    // message came from and its author. The hub (node 0) forwards leaf 1's message to
+    // leaves 2, 3 and 4: it reads 110.00-110.01 ms, handles the RPC to 110.11, validates
+    // to 110.13 and publishes for 50 + 3 × 30 µs: delivered at 110.27 ms, 90 µs later
+    // than without the cost per forward. The leaves forward to nobody (their one peer
+    // sent it), so each of their deliveries is those 90 µs later, no more.
+    let with = star_deliveries(30 * US, 20 * US);
+    let without = star_deliveries(0, 20 * US);
+    assert_eq!(with[0], 110 * MS + 270 * US);
+    assert_eq!(without[0], 110 * MS + 180 * US);
+    assert_eq!(with.len(), 4);
+    let shifted: Vec<u64> = without.iter().map(|t| t + 90 * US).collect();
+    assert_eq!(with, shifted);
+    // Nothing to validate: the message is published while its RPC is handled
+    // (pubsub.go:pushMsg), the forwards with it: 100 + 50 + 90 µs after the read.
+    assert_eq!(star_deliveries(30 * US, 0)[0], 110 * MS + 250 * US);
+}

@@ -101,4 +101,5 @@ def engine_cpu(cpu: CpuConfig) -> dict[str, Any]:
         "event_loop": cpu.event_loop,
         "per_rpc_loop_ns": cpu.per_rpc_loop,
         "per_publish_loop_ns": cpu.per_publish_loop,
+        "per_forward_loop_ns": cpu.per_forward_loop,
     }

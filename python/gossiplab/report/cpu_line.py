@@ -34,6 +34,23 @@ def _read_step(s: Scenario) -> str | None:
     return f"{step} + {wakeup}" if step else f"read {wakeup}"
 
 
+def _loop_step(s: Scenario) -> str | None:
+    """pubsub's event loop: per RPC it handles, per message it publishes, per forward."""
+    cpu = s.cpu
+    if not cpu.event_loop:
+        return None
+    parts = [
+        f"{_us(cost)}/{item}"
+        for cost, item in (
+            (cpu.per_rpc_loop, "RPC"),
+            (cpu.per_publish_loop, "message"),
+            (cpu.per_forward_loop, "forward"),
+        )
+        if cost
+    ]
+    return f"event loop {' + '.join(parts)}" if parts else None
+
+
 def cpu_per_hop(s: Scenario) -> str:
     """What one hop costs in CPU in the model, in one line."""
     cpu, net = s.cpu, s.network
@@ -44,6 +61,7 @@ def cpu_per_hop(s: Scenario) -> str:
     steps = [
         _step("write", cpu.per_rpc_sent, "RPC", cpu.per_kb_sent),
         _read_step(s),
+        _loop_step(s),
         validate,
     ]
     charged = [step for step in steps if step]

@@ -66,15 +66,16 @@ MEASURED_ONE_P: dict[str, int] = {
 # The same nodes with pubsub's event loop modelled (`event_loop`, on a time-sliced host of
 # one core): each cost on the goroutine that pays it in go, from the one-P profiles by
 # goroutine (bench/cpu_profile_goroutines.py; docs/network-calibration.md, "On one P").
-# The loop takes 5.5 µs per RPC it handles (pubsub.go:handleIncomingRPC, its select) and
-# 11.7 µs per message it publishes (publishMessage: deliver, push a forward onto each mesh
-# peer's queue); the validation worker 60 µs per copy; nothing per RPC read, 4 µs per RPC
-# written. What falls with load is the node's wake-up, fitted so that the model's nodes,
-# with their own counts, use the CPU the real nodes of the one-P calibration runs used
-# (bench/cpu_fit_wakeup.py on ten runs with Linux's default congestion control,
-# docs/network-calibration.md, "On one P"): 45 µs, of which SWITCHES_PER_NODE_WAKEUP ×
-# 10.38 µs is the runtime's switches and the rest the work that costs more on a node
-# that was idle (cold caches).
+# The loop takes 5.5 µs per RPC it handles (pubsub.go:handleIncomingRPC, its select), and
+# per message it publishes (publishMessage) 5.7 µs plus 1.47 µs per peer it forwards it to
+# (gossipsub.go:sendRPC, pushing onto the peer's queue; the profiles' samples under
+# sendRPC over the payload RPCs queued); the validation worker 60 µs per copy; nothing per
+# RPC read, 4 µs per RPC written. What falls with load is the node's wake-up, fitted so
+# that the model's nodes, with their own counts, use the CPU the real nodes of the one-P
+# calibration runs used (bench/cpu_fit_wakeup.py on ten runs with Linux's default
+# congestion control, docs/network-calibration.md, "On one P"): 45 µs, of which
+# SWITCHES_PER_NODE_WAKEUP × 10.38 µs is the runtime's switches and the rest the work that
+# costs more on a node that was idle (cold caches).
 MEASURED_ONE_P_LOOP: dict[str, int] = {
     **MEASURED,
     "per_read_wakeup": 0,
@@ -82,7 +83,8 @@ MEASURED_ONE_P_LOOP: dict[str, int] = {
     "per_rpc_received": 0,
     "per_rpc_sent": MEASURED["per_rpc_sent"],
     "per_rpc_loop": 5_500,
-    "per_publish_loop": 11_700,
+    "per_publish_loop": 5_700,
+    "per_forward_loop": 1_470,
 }
 MEASURED_PER_COPY = {"strict-sign": 84 * US, "strict-no-sign": 0}
 # ed25519 in the validation worker on one P (validation.go:validateWorker), with the loop
@@ -144,8 +146,11 @@ class CpuConfig(Section):
     event_loop: bool = False
     # The event loop's work per RPC it handles (pubsub.go:handleIncomingRPC).
     per_rpc_loop: Duration = 0
-    # The event loop's work per message it delivers and forwards (pubsub.go:publishMessage).
+    # The event loop's work per message it delivers and forwards (pubsub.go:publishMessage),
+    # besides per_forward_loop.
     per_publish_loop: Duration = 0
+    # The event loop's work per peer it forwards a message to (gossipsub.go:sendRPC).
+    per_forward_loop: Duration = 0
 
     @model_validator(mode="after")
     def _event_loop_on_shared_hosts(self) -> CpuConfig:
@@ -157,7 +162,7 @@ class CpuConfig(Section):
         return self
 
     def charges(self) -> bool:
-        loop = (self.per_rpc_loop, self.per_publish_loop)
+        loop = (self.per_rpc_loop, self.per_publish_loop, self.per_forward_loop)
         return any(getattr(self, name) for name in COST_FIELDS) or any(loop)
 
     def sigmas(self) -> dict[str, float]:

@@ -303,6 +303,36 @@ impl Router {
         }
     }
 
+    /// How many peers a relay of `msg` from `from` goes to, as `forward` would choose
+    /// them now: go's `Publish` (`gossipsub.go`, `floodsub.go`) calls `sendRPC` once for
+    /// each, which is most of what the event loop spends publishing a message (the
+    /// loop's cost per forward). Read-only; the peers IDONTWANT, a partial-message
+    /// request or a v2.0 announce spare later are counted (the loop checks them too).
+    pub fn relay_count(&self, cx: &Ctx, msg: u32, from: u32) -> u64 {
+        let node = cx.node;
+        let m = &cx.messages[msg as usize];
+        let author = match cx.proto.signing {
+            Signing::StrictSign => m.publisher,
+            Signing::StrictNoSign => u32::MAX,
+        };
+        let counted = |l: &u32| *l != from && cx.links.peer[*l as usize] != author;
+        let topic_links = self.topic_links(cx.links, node, m.topic);
+        if let Kind::Floodsub = self.kind {
+            return topic_links.filter(counted).count() as u64;
+        }
+        let direct = topic_links
+            .filter(|&l| self.is_direct(l))
+            .filter(counted)
+            .count();
+        let state = &self.nodes[node as usize];
+        let peers = if cx.host.is_subscribed(m.topic) {
+            &state.mesh[m.topic as usize]
+        } else {
+            &state.fanout[m.topic as usize]
+        };
+        (direct + peers.iter().copied().filter(counted).count()) as u64
+    }
+
     /// Relay (or, with `from` = None, publish) a validated message.
     pub fn forward(&mut self, cx: &mut Ctx, msg: u32, from: Option<u32>) {
         let own = from.is_none();
