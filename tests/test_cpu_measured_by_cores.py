@@ -68,13 +68,13 @@ def test_a_scenario_on_one_core_pays_the_one_p_wake_up(tmp_path: Path) -> None:
 
 
 # docs/network-calibration.md, "On one P", by goroutine: the event loop's 5.5 µs per RPC
-# and, per message published, 5.7 µs plus 1.47 µs per forward, 60 µs per signature in the
+# and, per message published, 5.7 µs plus 1.5 µs per forward, 60 µs per signature in the
 # validation worker, 4 µs per RPC written, and the node's wake-up fitted to the real
 # nodes' CPU with the model's own counts (bench/cpu_fit_wakeup.py): 45 µs.
 LOOP_ONE_P_US = {
     "per_rpc_loop": 5.5,
     "per_publish_loop": 5.7,
-    "per_forward_loop": 1.47,
+    "per_forward_loop": 1.5,
     "per_copy": 60,
     "per_node_wakeup": 45,
     "per_rpc_received": 0,

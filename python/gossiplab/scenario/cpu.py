@@ -67,7 +67,7 @@ MEASURED_ONE_P: dict[str, int] = {
 # one core): each cost on the goroutine that pays it in go, from the one-P profiles by
 # goroutine (bench/cpu_profile_goroutines.py; docs/network-calibration.md, "On one P").
 # The loop takes 5.5 µs per RPC it handles (pubsub.go:handleIncomingRPC, its select), and
-# per message it publishes (publishMessage) 5.7 µs plus 1.47 µs per peer it forwards it to
+# per message it publishes (publishMessage) 5.7 µs plus 1.5 µs per peer it forwards it to
 # (gossipsub.go:sendRPC, pushing onto the peer's queue; the profiles' samples under
 # sendRPC over the payload RPCs queued); the validation worker 60 µs per copy; nothing per
 # RPC read, 4 µs per RPC written. What falls with load is the node's wake-up, fitted so
@@ -84,7 +84,7 @@ MEASURED_ONE_P_LOOP: dict[str, int] = {
     "per_rpc_sent": MEASURED["per_rpc_sent"],
     "per_rpc_loop": 5_500,
     "per_publish_loop": 5_700,
-    "per_forward_loop": 1_470,
+    "per_forward_loop": 1_500,
 }
 MEASURED_PER_COPY = {"strict-sign": 84 * US, "strict-no-sign": 0}
 # ed25519 in the validation worker on one P (validation.go:validateWorker), with the loop
