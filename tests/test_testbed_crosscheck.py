@@ -73,6 +73,14 @@ def test_crosscheck_writes_both_runs_the_table_and_the_overlays(tmp_path: Path) 
     ]
     assert intervals and all(cells[2] == "1.000 / 1.000" for cells in intervals), intervals
     assert sum(int(cells[1].split(" / ")[0]) for cells in intervals) == 5
+    # The same real run compared again (--partner-run): the nodes do not run again, the
+    # testbed's numbers are the same.
+    again = tmp_path / "xc-again"
+    args = ["crosscheck", str(scenario), "-o", str(again), "--partner-run", str(out / "testbed")]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    rerun = {row["metric"]: row for row in json.loads((again / "crosscheck.json").read_text())}
+    assert {m: r["testbed"] for m, r in rerun.items()} == {m: r["testbed"] for m, r in rows.items()}
 
 
 def test_crosscheck_refuses_to_overwrite(tmp_path: Path) -> None:

@@ -49,6 +49,15 @@ def crosscheck(
             help="The real backend: testbed (tens of nodes, needs root) or simnet (at scale)."
         ),
     ] = "testbed",
+    partner_run: Annotated[
+        Path | None,
+        typer.Option(
+            "--partner-run",
+            help="A finished run of the real backend on this scenario (a crosscheck's "
+            "testbed/ or simnet/ folder), compared again instead of running the real "
+            "nodes; the model's [cpu] may differ.",
+        ),
+    ] = None,
 ) -> None:
     """Run a scenario on the model and on a real backend and compare them side by side."""
     from gossiplab.backends.testbed.crosscheck import PARTNERS, run_crosscheck
@@ -58,7 +67,9 @@ def crosscheck(
         if against not in PARTNERS:
             raise GossiplabError(f"--against {against}: use one of {', '.join(PARTNERS)}")
         bar = functools.partial(simulated_time_bar, console=err)
-        result = run_crosscheck(scenario, out_dir, force=force, against=against, bar=bar)
+        result = run_crosscheck(
+            scenario, out_dir, force=force, against=against, bar=bar, partner_run=partner_run
+        )
         out.print(result.markdown, markup=False, highlight=False)
         out.print(f"results: {result.out_dir}")
         out.print(f"report:  {result.report}")

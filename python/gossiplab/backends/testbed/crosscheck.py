@@ -38,6 +38,7 @@ from gossiplab.backends.testbed import crosscheck_over_time as over_time
 from gossiplab.backends.testbed.losses import drop_places
 from gossiplab.backends.testbed.partialcheck import METRICS as PARTIAL_METRICS
 from gossiplab.backends.testbed.partialcheck import partial_figures
+from gossiplab.backends.testbed.partner_run import adopt, check_partner_run
 from gossiplab.backends.testbed.support import unsupported_features as testbed_unsupported
 from gossiplab.errors import GossiplabError, Problem, ScenarioError
 from gossiplab.runner import RESULTS_ROOT, run
@@ -337,15 +338,24 @@ def run_crosscheck(
     force: bool = False,
     against: str = DEFAULT_PARTNER,
     bar: Callable[[str], AbstractContextManager[ProgressCallback]] | None = None,
+    partner_run: Path | None = None,
 ) -> CrosscheckResult:
     """Run ``scenario`` on the model and on ``against``; ``bar(backend)``, if given, is a
-    progress bar for each run (the CLI's)."""
+    progress bar for each run (the CLI's). With ``partner_run`` (a finished run of
+    ``against`` on the same scenario), that run stands for the real one."""
     s = load_scenario(scenario)
     check_both(s, against)
+    if partner_run is not None:
+        check_partner_run(Path(partner_run), variant(s, against), against)
     if out_dir is None:
         stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M%S")
         out_dir = RESULTS_ROOT / f"{s.name}-crosscheck-{stamp}"
     out = Path(out_dir)
+    if partner_run is not None and out.resolve() in Path(partner_run).resolve().parents:
+        raise GossiplabError(
+            f"--partner-run {partner_run} is inside the crosscheck's folder {out}, which "
+            "is replaced: copy the run elsewhere first, or choose another -o"
+        )
     if out.exists():
         if not force:
             raise GossiplabError(
@@ -356,12 +366,17 @@ def run_crosscheck(
     backends = ("model", against)
     summaries = {}
     for backend in backends:
+        if backend == against and partner_run is not None:
+            summaries[backend] = adopt(Path(partner_run), out / backend)
+            continue
         with bar(backend) if bar is not None else contextlib.nullcontext() as progress:
             summaries[backend] = run(variant(s, backend), out / backend, progress=progress).summary
     rows = table_rows(summaries["model"], summaries[against])
     if s.workload.partial is not None and s.workload.partial.enabled:
         rows += partial_rows(out / "model", out / against)
     option = "" if against == DEFAULT_PARTNER else f" --against {against}"
+    if partner_run is not None:
+        option += f" --partner-run {partner_run}"
     command = f"gossiplab crosscheck{option} {scenario}"
     measured = measure_each({b: out / b for b in backends})
     by_time = over_time.side_by_side(measured)

@@ -1,0 +1,76 @@
+"""A crosscheck against a finished run of the real backend (`crosscheck --partner-run DIR`).
+
+Real runs take time and a quiet machine, and the model changes more often than the real
+code does: after a change of the model, the same real run can be compared again. The run
+is taken only if it is of the same scenario as the one checked, section by section,
+leaving out what only the model reads (its CPU costs, `[cpu]`), and only if it was run on
+the partner backend. It is copied into the crosscheck's folder, which stays whole.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from gossiplab.analysis.results import SUMMARY_FILE, load_results
+from gossiplab.errors import GossiplabError
+from gossiplab.scenario import Scenario, scenario_to_toml
+
+# Sections only the model reads: a real run made before they changed still holds.
+MODEL_ONLY = ("cpu",)
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def differences(here: dict[str, Any], there: dict[str, Any], prefix: str = "") -> list[str]:
+    """Each field whose value differs between two resolved scenarios, as
+    "field (X there, Y here)", in key order; tables are compared field by field."""
+    found = []
+    for key in sorted(set(here) | set(there)):
+        field = f"{prefix}{key}"
+        a, b = here.get(key), there.get(key)
+        if isinstance(a, dict) and isinstance(b, dict):
+            found += differences(a, b, f"{field}.")
+        elif a != b:
+            found.append(f"{field} ({_shown(b)} there, {_shown(a)} here)")
+    return found
+
+
+def _comparable(toml_text: str) -> dict[str, Any]:
+    data = tomllib.loads(toml_text)
+    return {k: v for k, v in data.items() if k not in MODEL_ONLY}
+
+
+def check_partner_run(folder: Path, expected: Scenario, partner: str) -> None:
+    """Refuse `folder` unless it is a finished `partner` run of `expected` (apart from
+    the model-only sections), naming what differs."""
+    try:
+        _, run_info, scenario_text = load_results(folder)
+    except GossiplabError as e:
+        raise GossiplabError(f"--partner-run: {e}") from None
+    backend = run_info.get("backend")
+    if backend != partner:
+        raise GossiplabError(
+            f"--partner-run {folder}: a run of the {backend} backend, not of the {partner}; "
+            f"pass a {partner} run (a crosscheck's {partner}/ folder)"
+        )
+    found = differences(_comparable(scenario_to_toml(expected)), _comparable(scenario_text))
+    if found:
+        shown = "; ".join(found[:5]) + ("; ..." if len(found) > 5 else "")
+        raise GossiplabError(
+            f"--partner-run {folder}: a run of another scenario ({shown}); pass a run of "
+            "this scenario, or leave --partner-run out to run the real nodes again"
+        )
+
+
+def adopt(folder: Path, destination: Path) -> dict[str, Any]:
+    """Copy the partner run into the crosscheck's folder; its summary."""
+    shutil.copytree(folder, destination)
+    summary: dict[str, Any] = json.loads((destination / SUMMARY_FILE).read_text("utf-8"))
+    return summary
