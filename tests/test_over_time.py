@@ -12,6 +12,9 @@ import pytest
 from gossiplab.analysis.metrics import Measured
 from gossiplab.analysis.over_time import by_publish_time, interval_ns
 from gossiplab.backends.testbed import crosscheck_over_time as section
+from gossiplab.report.over_time_plot import draw_over_time
+from gossiplab.runner import run
+from gossiplab.scenario import parse_scenario
 
 MS = 1_000_000
 S = 1_000_000_000
@@ -112,7 +115,8 @@ def test_both_backends_share_the_intervals_of_the_longer_schedule(tmp_path: Path
     # The model's schedule spans 1.5 s (0.1 s intervals), the partner's 2.5 s: 0.2 s for both.
     model = measured([0.0, 1.5], [1, 1], [1, 1], {0: [10], 1: [20]})
     partner = measured([0.0, 2.5], [1, 1], [1, 0], {0: [11]})
-    table = section.side_by_side({"model": model, "testbed": partner})
+    frames = section.by_backend({"model": model, "testbed": partner})
+    table = section.side_by_side(frames)
     assert table["from_s"].to_list() == pytest.approx([0.0, 1.4, 2.4])
     assert table["latency_p50_ms_model"].to_list() == [10.0, 20.0, None]
     assert table["delivery_ratio_testbed"].to_list() == [1.0, None, 0.0]
@@ -121,8 +125,19 @@ def test_both_backends_share_the_intervals_of_the_longer_schedule(tmp_path: Path
     assert "| 0.0 | 1 / 1 | 1.000 / 1.000 | 10.0 / 11.0 | 10.0 / 11.0 |" in text
     assert "| 1.4 | 1 / – | 1.000 / – | 20.0 / – | 20.0 / – |" in text
     assert "| 2.4 | – / 1 | – / 0.000 | – / – | – / – |" in text
-    figure = section.draw(table, ["model", "testbed"], tmp_path / "over-time.png")
+    figure = draw_over_time(frames, tmp_path / "over-time.png")
     assert figure.read_bytes().startswith(b"\x89PNG")
     assert "<th>delivery ratio, model / testbed</th>" in section.html_table(
         table, ["model", "testbed"]
     )
+
+
+def test_a_run_report_draws_latency_and_delivery_by_time_of_publication(tmp_path: Path) -> None:
+    # 12 messages over 2.2 s: 0.2 s intervals, more than one, so the figure is drawn.
+    data = {
+        "topology": {"kind": "line", "nodes": 4},
+        "workload": {"messages": 12, "rate": "5/s", "publishers": [0]},
+    }
+    out = run(parse_scenario(data, tmp_path), tmp_path / "run").out_dir
+    assert (out / "plots" / "by_publish_time.png").read_bytes().startswith(b"\x89PNG")
+    assert "Latency and delivery by time of publication" in (out / "report.html").read_text()

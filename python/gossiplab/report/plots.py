@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from gossiplab.analysis import aggregates
+from gossiplab.analysis import aggregates, over_time
 from gossiplab.analysis.metrics import Measured, measure, ns_to_ms
 from gossiplab.analysis.partial_curves import measured_pairs
 from gossiplab.analysis.tables import TRAFFIC_KINDS, RunTables
@@ -31,6 +31,7 @@ from gossiplab.report.drawing import (
     new_panels,
     save,
 )
+from gossiplab.report.over_time_plot import draw_over_time
 
 REACH_PLOTTED = (50, 90, 99, 100)
 LOG_SCALE_SPREAD = 100
@@ -146,6 +147,15 @@ def receipt_latency_cdf(data: RunData, path: Path) -> Path | None:
     axes.set_xlabel("time from publish to a node's first receipt (ms)")
     axes.set_ylabel("fraction of first receipts")
     return save(figure, path)
+
+
+def by_publish_time(data: RunData, path: Path) -> Path | None:
+    """Latency and delivery per interval of the publication schedule: a network past its
+    capacity that settles shows flat lines, one that falls behind rising latency."""
+    table = over_time.by_publish_time(data.measured)
+    if table.height < 2:
+        return None
+    return draw_over_time({"": table}, path)
 
 
 def _hop_bars(values: pl.Series, path: Path, title: str, xlabel: str) -> Path | None:
@@ -417,6 +427,18 @@ FIGURES: tuple[FigureSpec, ...] = (
         "Every (message, node) first receipt, from publish to arrival. Where the "
         "dissemination time is the slowest node per message, this is the typical node.",
         receipt_latency_cdf,
+    ),
+    FigureSpec(
+        "by_publish_time",
+        SPEED,
+        "Latency and delivery by time of publication",
+        "The messages grouped by when they were published (at most 20 intervals): their "
+        "per-receipt latency p50 and p99 and their delivery ratio. Flat lines are a steady "
+        "state, even past capacity; rising latency or falling delivery, a network that "
+        "falls further behind. Receipts after the end of the run are not counted, so the "
+        "last intervals leave out what was still under way.",
+        by_publish_time,
+        no_data="one interval of publication: nothing to show over time",
     ),
     FigureSpec(
         "partial_completion",

@@ -41,6 +41,7 @@ from gossiplab.backends.testbed.partialcheck import partial_figures
 from gossiplab.backends.testbed.partner_run import adopt, check_partner_run
 from gossiplab.backends.testbed.support import unsupported_features as testbed_unsupported
 from gossiplab.errors import GossiplabError, Problem, ScenarioError
+from gossiplab.report.over_time_plot import draw_over_time
 from gossiplab.runner import RESULTS_ROOT, run
 from gossiplab.scenario import Scenario, load_scenario, parse_scenario
 
@@ -379,7 +380,8 @@ def run_crosscheck(
         option += f" --partner-run {partner_run}"
     command = f"gossiplab crosscheck{option} {scenario}"
     measured = measure_each({b: out / b for b in backends})
-    by_time = over_time.side_by_side(measured)
+    by_time_frames = over_time.by_backend(measured)
+    by_time = over_time.side_by_side(by_time_frames)
     text = markdown(rows, command, against) + over_time.markdown(by_time, list(backends))
     (out / TABLE_MD).write_text(text, encoding="utf-8")
     (out / TABLE_JSON).write_text(
@@ -400,7 +402,7 @@ def run_crosscheck(
     )
     figures = (
         draw(measured, out / FIGURE),
-        over_time.draw(by_time, list(backends), out / over_time.FIGURE),
+        draw_over_time(by_time_frames, out / over_time.FIGURE),
     )
     runs = {b: summaries[b]["run"] for b in backends}
     page = _page(

@@ -9,12 +9,8 @@ schedule side by side (``analysis/over_time.py``), as a table and a plot.
 from __future__ import annotations
 
 import html
-import math
-from pathlib import Path
 
 import polars as pl
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
 
 from gossiplab.analysis.metrics import Measured
 from gossiplab.analysis.over_time import by_publish_time, interval_ns, schedule_span_ns
@@ -22,21 +18,21 @@ from gossiplab.analysis.over_time import by_publish_time, interval_ns, schedule_
 FIGURE = "crosscheck-over-time.png"
 
 
-def side_by_side(measured: dict[str, Measured]) -> pl.DataFrame:
-    """One row per interval, each backend's columns suffixed with its name; the same
-    intervals for both (the width from the longer schedule)."""
+def by_backend(measured: dict[str, Measured]) -> dict[str, pl.DataFrame]:
+    """Each backend's rows by time of publication, on the same intervals (the width from
+    the longer schedule)."""
     width = interval_ns(max(schedule_span_ns(m) for m in measured.values()))
-    frames = [
-        by_publish_time(m, width).rename(
-            {
-                c: f"{c}_{backend}"
-                for c in ("messages", "delivery_ratio", "latency_p50_ms", "latency_p99_ms")
-            }
-        )
-        for backend, m in measured.items()
+    return {backend: by_publish_time(m, width) for backend, m in measured.items()}
+
+
+def side_by_side(frames: dict[str, pl.DataFrame]) -> pl.DataFrame:
+    """One row per interval, each backend's columns suffixed with its name."""
+    columns = ("messages", "delivery_ratio", "latency_p50_ms", "latency_p99_ms")
+    renamed = [
+        frame.rename({c: f"{c}_{backend}" for c in columns}) for backend, frame in frames.items()
     ]
-    joined = frames[0]
-    for frame in frames[1:]:
+    joined = renamed[0]
+    for frame in renamed[1:]:
         joined = joined.join(frame, on="from_s", how="full", coalesce=True)
     return joined.sort("from_s")
 
@@ -97,43 +93,3 @@ def html_table(table: pl.DataFrame, backends: list[str]) -> str:
         for cells in _rows(table, backends)
     )
     return f"<table><tr>{head}</tr>{body}</table>"
-
-
-def _values(table: pl.DataFrame, column: str) -> list[float]:
-    """A column for plotting: an interval without a value is a gap (NaN)."""
-    return [math.nan if v is None else v for v in table[column].to_list()]
-
-
-def draw(table: pl.DataFrame, backends: list[str], path: Path) -> Path:
-    """Latency p50 and p99 (log scale: p99 may be ten times p50), and the delivery ratio,
-    per interval, one line per backend."""
-    figure = Figure(figsize=(13, 4), dpi=110)
-    FigureCanvasAgg(figure)
-    latency, delivery = figure.subplots(1, 2)
-    start = table["from_s"].to_list()
-    for backend in backends:
-        (line,) = latency.plot(
-            start, _values(table, f"latency_p50_ms_{backend}"), marker="o", label=f"{backend} p50"
-        )
-        latency.plot(
-            start,
-            _values(table, f"latency_p99_ms_{backend}"),
-            marker="^",
-            linestyle="--",
-            color=line.get_color(),
-            label=f"{backend} p99",
-        )
-        delivery.plot(start, _values(table, f"delivery_ratio_{backend}"), marker="o", label=backend)
-    latency.set(
-        title="per-receipt latency by time of publication", xlabel="published from (s)", ylabel="ms"
-    )
-    delivery.set(
-        title="delivery ratio by time of publication", xlabel="published from (s)", ylabel="ratio"
-    )
-    latency.set_yscale("log")
-    for ax in (latency, delivery):
-        ax.grid(alpha=0.3)
-        ax.legend()
-    figure.tight_layout()
-    figure.savefig(path)
-    return path
