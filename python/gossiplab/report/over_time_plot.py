@@ -12,11 +12,22 @@ import polars as pl
 from gossiplab.report.drawing import new_panels, save
 
 TITLE = "by time of publication"
+LOG_SPAN = 10
 
 
 def _values(table: pl.DataFrame, column: str) -> list[float]:
     """A column for plotting: an interval without a value is a gap (NaN)."""
     return [math.nan if v is None else float(v) for v in table[column].to_list()]
+
+
+def _spans_decades(columns: list[pl.Series]) -> bool:
+    """Whether the latencies drawn are all above zero (links without latency give 0) and
+    span a factor of ten or more: then a log scale shows p50 and p99 both."""
+    values = pl.concat([c.drop_nulls() for c in columns])
+    if values.is_empty():
+        return False
+    low, high = float(values.min()), float(values.max())  # type: ignore[arg-type]
+    return low > 0 and high >= LOG_SPAN * low
 
 
 def draw_over_time(runs: Mapping[str, pl.DataFrame], path: Path) -> Path:
@@ -42,9 +53,7 @@ def draw_over_time(runs: Mapping[str, pl.DataFrame], path: Path) -> Path:
         )
     latency.set(title=f"per-receipt latency {TITLE}", xlabel="published from (s)", ylabel="ms")
     delivery.set(title=f"delivery ratio {TITLE}", xlabel="published from (s)", ylabel="ratio")
-    # Log scale only when every latency drawn is above zero (links without latency give 0).
-    drawn = [t[c].drop_nulls() for t in runs.values() for c in ("latency_p50_ms", "latency_p99_ms")]
-    if any(v.len() for v in drawn) and all(v.len() == 0 or v.min() > 0 for v in drawn):  # type: ignore[operator]
+    if _spans_decades([t[c] for t in runs.values() for c in ("latency_p50_ms", "latency_p99_ms")]):
         latency.set_yscale("log")
     for axes in (latency, delivery):
         axes.legend()
