@@ -55,7 +55,7 @@ def crosscheck(
             "--partner-run",
             help="A finished run of the real backend on this scenario (a crosscheck's "
             "testbed/ or simnet/ folder), compared again instead of running the real "
-            "nodes; the model's [cpu] may differ.",
+            "nodes; the model's \\[cpu] may differ.",
         ),
     ] = None,
 ) -> None:
