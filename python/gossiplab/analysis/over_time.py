@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from gossiplab.analysis.metrics import Measured, nearest_rank
+from gossiplab.analysis.metrics import Measured
 
 NS_PER_S = 1_000_000_000
 NS_PER_MS = 1_000_000
@@ -64,7 +64,10 @@ def by_publish_time(measured: Measured, width_ns: int | None = None) -> pl.DataF
     )
     receipts = measured.first_receipts
     if not receipts.is_empty():
-        receipts = receipts.join(messages.select("msg", "interval"), on="msg")
+        # Only the two columns needed: a run's receipts can be millions of rows.
+        receipts = receipts.select("msg", "latency_ns").join(
+            messages.select("msg", "interval"), on="msg"
+        )
     latency = _latency_percentiles(receipts)
     return (
         delivery.join(latency, on="interval", how="left")
@@ -88,21 +91,20 @@ def schedule_span_ns(measured: Measured) -> int:
     return int(intended.max()) - int(intended.min())  # type: ignore[arg-type]
 
 
+def _nearest_rank_ms(percent: int) -> pl.Expr:
+    """The nearest-rank percentile of a group's latencies (as `metrics.nearest_rank`:
+    the ceil(percent × n / 100)-th smallest), in ms."""
+    rank = ((pl.len() * percent + 99) // 100).clip(lower_bound=1)
+    return pl.col("latency_ns").sort().get(rank - 1) / NS_PER_MS
+
+
 def _latency_percentiles(receipts: pl.DataFrame) -> pl.DataFrame:
     """p50 and p99 of the receipts' latency per interval, in ms."""
-    rows: dict[str, list[float | int | None]] = {
-        "interval": [],
-        "latency_p50_ms": [],
-        "latency_p99_ms": [],
-    }
-    if not receipts.is_empty():
-        grouped = receipts.select("interval", "latency_ns").partition_by("interval", as_dict=True)
-        for (key,), frame in sorted(grouped.items()):
-            ordered = frame["latency_ns"].sort()
-            rows["interval"].append(key)
-            rows["latency_p50_ms"].append(nearest_rank(ordered, 50) / NS_PER_MS)
-            rows["latency_p99_ms"].append(nearest_rank(ordered, 99) / NS_PER_MS)
-    return pl.DataFrame(
-        rows,
-        schema={"interval": pl.Int64, "latency_p50_ms": pl.Float64, "latency_p99_ms": pl.Float64},
+    schema = {"interval": pl.Int64, "latency_p50_ms": pl.Float64, "latency_p99_ms": pl.Float64}
+    if receipts.is_empty():
+        return pl.DataFrame(schema=schema)
+    return (
+        receipts.group_by("interval")
+        .agg(latency_p50_ms=_nearest_rank_ms(50), latency_p99_ms=_nearest_rank_ms(99))
+        .cast(schema)  # type: ignore[arg-type]
     )
