@@ -311,19 +311,21 @@ impl Router {
     pub fn relay_count(&self, cx: &Ctx, msg: u32, from: u32) -> u64 {
         let node = cx.node;
         let m = &cx.messages[msg as usize];
-        let author = match cx.proto.signing {
-            Signing::StrictSign => m.publisher,
-            Signing::StrictNoSign => u32::MAX,
-        };
+        let author = author(cx, m.publisher);
         let counted = |l: &u32| *l != from && cx.links.peer[*l as usize] != author;
         let topic_links = self.topic_links(cx.links, node, m.topic);
         if let Kind::Floodsub = self.kind {
             return topic_links.filter(counted).count() as u64;
         }
-        let direct = topic_links
-            .filter(|&l| self.is_direct(l))
-            .filter(counted)
-            .count();
+        // As `gossipsub_recipients`: direct peers only when the scenario has some.
+        let direct = if cx.proto.direct_peers.is_empty() {
+            0
+        } else {
+            topic_links
+                .filter(|&l| self.is_direct(l))
+                .filter(counted)
+                .count()
+        };
         let state = &self.nodes[node as usize];
         let peers = if cx.host.is_subscribed(m.topic) {
             &state.mesh[m.topic as usize]
@@ -340,13 +342,7 @@ impl Router {
             let m = &cx.messages[msg as usize];
             (m.topic, m.publisher)
         };
-        // go skips the peer the message came from and its author (`gossipsub.go:rpcs`,
-        // `pid == from || pid == msg.GetFrom()`); without an author (strict-no-sign is
-        // go's WithNoAuthor) copies go back to the publisher, a duplicate there.
-        let author = match cx.proto.signing {
-            Signing::StrictSign => publisher,
-            Signing::StrictNoSign => u32::MAX,
-        };
+        let author = author(cx, publisher);
         let hop = cx.host.seen.get(&msg).map_or(0, |s| s.hop);
         let (recipients, route) = match self.kind {
             Kind::Floodsub => self.floodsub_recipients(cx, topic),
@@ -379,6 +375,17 @@ impl Router {
             }
             cx.out.send_message(link, msg, hop);
         }
+    }
+}
+
+/// The node go skips as a message's author when forwarding it (`gossipsub.go:rpcs`,
+/// `pid == from || pid == msg.GetFrom()`): its publisher; none without an author
+/// (strict-no-sign is go's WithNoAuthor), so copies go back to the publisher, a
+/// duplicate there.
+fn author(cx: &Ctx, publisher: u32) -> u32 {
+    match cx.proto.signing {
+        Signing::StrictSign => publisher,
+        Signing::StrictNoSign => u32::MAX,
     }
 }
 
