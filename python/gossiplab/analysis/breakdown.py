@@ -19,6 +19,7 @@ from typing import Any
 import polars as pl
 
 from gossiplab.analysis.headline import format_value
+from gossiplab.analysis.ranks import nearest_rank_in_group
 
 NS_PER_MS = 1_000_000
 PERCENTILES: tuple[int, ...] = (50, 90, 95, 99)
@@ -111,15 +112,12 @@ def _expected(
 
 
 def _receipt_stats(members: pl.DataFrame, first_receipts: pl.DataFrame) -> pl.DataFrame:
-    latency = pl.col("latency_ns").sort()
-    count = pl.len()
     return (
         first_receipts.join(members, on="node", how="inner")
         .group_by("group")
         .agg(
-            first_receipts=count.cast(pl.Int64),
-            # Nearest rank: the value at rank ceil(p/100 × n) of the sorted latencies.
-            **{f"p{p}": latency.get((count * p + 99) // 100 - 1) for p in PERCENTILES},
+            first_receipts=pl.len().cast(pl.Int64),
+            **{f"p{p}": nearest_rank_in_group("latency_ns", p) for p in PERCENTILES},
             max=pl.col("latency_ns").max(),
             mean_hop=pl.col("hop").cast(pl.Float64).mean(),
         )

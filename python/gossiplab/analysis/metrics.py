@@ -31,6 +31,7 @@ from gossiplab.analysis import aggregates
 from gossiplab.analysis.breakdown import group_breakdowns
 from gossiplab.analysis.cpu_use import cpu_while_publishing
 from gossiplab.analysis.liveness import excluded_receivers
+from gossiplab.analysis.ranks import nearest_rank
 from gossiplab.analysis.tables import CONTROL_KINDS, POLARS_SCHEMAS, TRAFFIC_KINDS, RunTables
 from gossiplab.errors import ResultsError
 
@@ -46,13 +47,6 @@ TRAFFIC_COUNTERS: tuple[str, ...] = ("msgs_sent", "bytes_sent", "msgs_recv", "by
 
 Stats = dict[str, Any]
 _PKEYS = [f"p{p}" for p in PERCENTILES]
-
-
-def nearest_rank(ordered: pl.Series, percent: int) -> Any:
-    """The ``percent``-th percentile of an ascending, non-empty series (nearest rank)."""
-    # Integer ceiling: in floats 0.9 * 10 is 9.000000000000002, which would round up to 10.
-    rank = max(1, -(-percent * ordered.len() // 100))
-    return ordered[rank - 1]
 
 
 def distribution(values: pl.Series) -> Stats:

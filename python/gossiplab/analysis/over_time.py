@@ -11,6 +11,7 @@ from __future__ import annotations
 import polars as pl
 
 from gossiplab.analysis.metrics import Measured
+from gossiplab.analysis.ranks import nearest_rank_in_group
 
 NS_PER_S = 1_000_000_000
 NS_PER_MS = 1_000_000
@@ -91,13 +92,6 @@ def schedule_span_ns(measured: Measured) -> int:
     return int(intended.max()) - int(intended.min())  # type: ignore[arg-type]
 
 
-def _nearest_rank_ms(percent: int) -> pl.Expr:
-    """The nearest-rank percentile of a group's latencies (as `metrics.nearest_rank`:
-    the ceil(percent × n / 100)-th smallest), in ms."""
-    rank = ((pl.len() * percent + 99) // 100).clip(lower_bound=1)
-    return pl.col("latency_ns").sort().get(rank - 1) / NS_PER_MS
-
-
 def _latency_percentiles(receipts: pl.DataFrame) -> pl.DataFrame:
     """p50 and p99 of the receipts' latency per interval, in ms."""
     schema = {"interval": pl.Int64, "latency_p50_ms": pl.Float64, "latency_p99_ms": pl.Float64}
@@ -105,6 +99,9 @@ def _latency_percentiles(receipts: pl.DataFrame) -> pl.DataFrame:
         return pl.DataFrame(schema=schema)
     return (
         receipts.group_by("interval")
-        .agg(latency_p50_ms=_nearest_rank_ms(50), latency_p99_ms=_nearest_rank_ms(99))
+        .agg(
+            latency_p50_ms=nearest_rank_in_group("latency_ns", 50) / NS_PER_MS,
+            latency_p99_ms=nearest_rank_in_group("latency_ns", 99) / NS_PER_MS,
+        )
         .cast(schema)  # type: ignore[arg-type]
     )

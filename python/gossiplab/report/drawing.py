@@ -24,7 +24,7 @@ from matplotlib import colormaps
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from gossiplab.analysis.metrics import nearest_rank
+from gossiplab.analysis.ranks import nearest_rank
 
 DPI = 110
 FIGURE_SIZE = (7.5, 4.2)
