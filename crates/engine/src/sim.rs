@@ -263,6 +263,7 @@ impl Simulation {
             links: &self.links,
             messages: &self.messages,
             host: &mut self.nodes[node as usize],
+            event_loop: self.loops.get(node as usize),
             out: Outbox {
                 rpcs: &mut self.rpcs,
                 actions: &mut self.actions,

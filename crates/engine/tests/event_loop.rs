@@ -7,6 +7,7 @@ mod common;
 use common::*;
 
 use gossiplab_engine::error::EngineError;
+use gossiplab_engine::rpc::{Control, Kind};
 use gossiplab_engine::wire::WireSizes;
 use gossiplab_engine::{Schedule, Simulation};
 use serde_json::json;
@@ -350,4 +351,41 @@ fn the_loop_pays_per_peer_it_forwards_to_but_the_sender() {
     // Nothing to validate: the message is published while its RPC is handled
     // (pubsub.go:pushMsg), the forwards with it: 100 + 50 + 90 µs after the read.
     assert_eq!(star_deliveries(30 * US, 0)[0], 110 * MS + 250 * US);
+}
+/// Node 0 publishes message 0 at 5 s to node 1 (gossipsub, 1 ms link) and right behind
+/// it sends node 1 an IHAVE for it; both nodes share a host of one core. Node 1's loop
+/// takes 12 ms per RPC, more than a Go turn (10 ms); validating costs 20 µs. The IWANTs
+/// node 1 sends.
+fn iwants_for_an_ihave_behind_the_copy() -> (u64, u64) {
+    let costs = json!({"cpu": {
+        "nodes_per_host": 2, "cores": 1, "time_slice_ns": 100 * MS,
+        "per_copy_ns": 20 * US, "per_rpc_loop_ns": 12 * MS, "event_loop": true,
+    }});
+    let c = config(2, "gossipsub", MS, 6 * S, 1, costs);
+    let mut sim = Simulation::new(&c, &line(2), &messages(0, 5 * S, 0, 1, 100)).unwrap();
+    sim.run_until(5 * S);
+    let before = sim.traffic(1)[Kind::Iwant as usize].msgs_sent;
+    sim.inject(
+        0,
+        1,
+        Control {
+            ihave: vec![(0, vec![0])],
+            ..Control::default()
+        },
+    );
+    sim.run();
+    let iwants = sim.traffic(1)[Kind::Iwant as usize].msgs_sent - before;
+    (iwants, sim.traffic(1)[Kind::Payload as usize].msgs_recv)
+}
+
+#[test]
+fn an_ihave_for_a_message_a_worker_marked_seen_asks_for_nothing() {
+    // gossipsub.go:handleIHave asks only for ids that pubsub.go:seenMessage does not
+    // know, and validation.go:validate marks the message seen as soon as its signature
+    // is checked, before the loop publishes it. Node 1's loop handles the copy's RPC,
+    // preempted once (10 ms turn), and pushes the copy to validation; it takes the IHAVE's
+    // RPC next and is preempted 10 ms into it; the worker runs, marks the message seen
+    // and parks its hand-off in sendMsg (the loop is busy); the loop then finishes the
+    // IHAVE: the message is seen, so no IWANT, and node 1 receives the one copy.
+    assert_eq!(iwants_for_an_ihave_behind_the_copy(), (0, 1));
 }

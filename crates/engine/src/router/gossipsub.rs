@@ -199,16 +199,15 @@ impl Router {
                 return Vec::new();
             }
         }
-        let host = &*cx.host;
         let mut want: Vec<u32> = Vec::new();
         for (topic, ids) in &control.ihave {
-            if !host.is_subscribed(*topic) {
+            if !cx.host.is_subscribed(*topic) {
                 continue;
             }
             // v0.1.1 (v1.0) asks for every unseen id.
             let limit = if v11 { max_len } else { usize::MAX };
             for &id in ids.iter().take(limit) {
-                if !host.seen.contains_key(&id) {
+                if !cx.seen_message(id) {
                     want.push(id);
                 }
             }

@@ -58,7 +58,7 @@ impl Router {
         // (`handleIncomingRPC` -> `Preprocess`), this time sparing this copy's sender.
         let mut fresh: Vec<u32> = Vec::new();
         for m in msgs {
-            if cx.host.seen.contains_key(&m.msg) {
+            if cx.seen_message(m.msg) {
                 continue;
             }
             self.nodes[cx.node as usize].announced.remove(&m.msg);
@@ -207,7 +207,7 @@ impl Router {
         for &(topic, msg) in announced {
             let subscribed = cx.host.is_subscribed(topic);
             let known_peer = self.in_mesh(cx.node, topic, link) || self.is_direct(link);
-            if !subscribed || !known_peer || cx.host.seen.contains_key(&msg) {
+            if !subscribed || !known_peer || cx.seen_message(msg) {
                 continue;
             }
             let entry = self.nodes[cx.node as usize]

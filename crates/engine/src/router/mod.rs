@@ -27,6 +27,7 @@ use smallvec::SmallVec;
 
 use crate::config::{Config, ProtocolConfig, Router as Kind, Signing, Time, Version};
 use crate::control::Control;
+use crate::event_loop::NodeLoop;
 use crate::inputs::Message;
 use crate::links::Links;
 use crate::node::NodeState;
@@ -114,12 +115,21 @@ pub(crate) struct Ctx<'a> {
     pub messages: &'a [Message],
     /// The node's host side (seen cache, topics, adversary role).
     pub host: &'a mut NodeState,
+    /// The node's event loop, if the scenario models it (`event_loop.rs`).
+    pub event_loop: Option<&'a NodeLoop>,
     pub out: Outbox<'a>,
 }
 
 impl Ctx<'_> {
     pub fn at_least(&self, v: Version) -> bool {
         self.proto.version >= v
+    }
+
+    /// go's `PubSub.seenMessage`: the seen cache, which a validation worker fills as soon
+    /// as it has checked the signature (`validation.go:validate` → `markSeen`), before the
+    /// event loop publishes the message.
+    pub fn seen_message(&self, msg: u32) -> bool {
+        self.host.seen.contains_key(&msg) || self.event_loop.is_some_and(|lp| lp.marked(msg))
     }
 }
 
