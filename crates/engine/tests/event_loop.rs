@@ -382,10 +382,12 @@ fn iwants_for_an_ihave_behind_the_copy() -> (u64, u64) {
 fn an_ihave_for_a_message_a_worker_marked_seen_asks_for_nothing() {
     // gossipsub.go:handleIHave asks only for ids that pubsub.go:seenMessage does not
     // know, and validation.go:validate marks the message seen as soon as its signature
-    // is checked, before the loop publishes it. Node 1's loop handles the copy's RPC,
-    // preempted once (10 ms turn), and pushes the copy to validation; it takes the IHAVE's
-    // RPC next and is preempted 10 ms into it; the worker runs, marks the message seen
-    // and parks its hand-off in sendMsg (the loop is busy); the loop then finishes the
-    // IHAVE: the message is seen, so no IWANT, and node 1 receives the one copy.
+    // is checked, before the loop publishes it. Node 1 reads both RPCs at 5.001 s; its
+    // loop handles the copy's 5.001-5.013 (its turn ends at 5.011; alone, it goes on),
+    // pushes the copy to validation and takes the IHAVE's RPC, whose handling the end of
+    // its turn at 5.021 interrupts; the worker validates 5.021-5.02102, marks the
+    // message seen and leaves it in sendMsg (the loop is busy); the loop finishes the
+    // IHAVE at 5.02502: the message is seen, so no IWANT, and node 1 receives one copy.
+    // Checking only the published messages would ask for it and receive a second.
     assert_eq!(iwants_for_an_ihave_behind_the_copy(), (0, 1));
 }
