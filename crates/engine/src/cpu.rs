@@ -59,22 +59,55 @@ pub enum Cost {
     SegmentKernel = 8,
 }
 
+/// What each piece of work costs: its mean, or a lognormal draw. Kept apart from the
+/// cores' state, so that a piece of work holds its core's entry while it draws (one
+/// bounds check, and nothing reloaded after an out-of-line draw).
+struct Draws {
+    nodes_per_host: u32,
+    /// Lognormal draws per host (unused when every sigma is 0).
+    rng: Vec<Rng>,
+    /// Each cost's σ, and exp(−σ²/2): a lognormal's median over its mean.
+    sigma: [f64; 9],
+    median_over_mean: [f64; 9],
+    /// Some σ > 0 (else every cost is its mean, with no draw).
+    spread: bool,
+}
+
+impl Draws {
+    /// The time one piece of work of mean cost `mean` of kind `cost` takes on `node`'s
+    /// host (a lognormal draw when its σ > 0; none for a mean of 0).
+    #[inline]
+    fn draw(&mut self, node: u32, mean: Time, cost: Cost) -> Time {
+        if !self.spread {
+            return mean;
+        }
+        self.draw_spread(node, mean, cost)
+    }
+
+    /// `draw` when some σ > 0: out of line, so that exact costs need no call.
+    #[inline(never)]
+    fn draw_spread(&mut self, node: u32, mean: Time, cost: Cost) -> Time {
+        let sigma = self.sigma[cost as usize];
+        if mean == 0 || sigma == 0.0 {
+            return mean;
+        }
+        let host = (node / self.nodes_per_host) as usize;
+        let median = mean as f64 * self.median_over_mean[cost as usize];
+        let x = median * (sigma * self.rng[host].normal()).exp();
+        x.round().max(0.0) as Time
+    }
+}
+
 pub struct Cpu {
     nodes_per_host: u32,
     cores: usize,
     /// When each core of each host is next free (host h's cores at h × cores ..).
     core_free: Vec<Time>,
-    /// Lognormal draws per host (unused when every sigma is 0).
-    rng: Vec<Rng>,
     /// When each directed link's reading goroutine (at its receiver) is next free.
     reader_free: Vec<Time>,
-    /// Each cost's σ, and exp(−σ²/2): a lognormal's median over its mean.
-    sigma: [f64; 9],
-    /// Some σ > 0 (else every cost is its mean, with no draw).
-    spread: bool,
+    draws: Draws,
     /// One node per host, one core per host.
     own_core: bool,
-    median_over_mean: [f64; 9],
     /// Reading, writing RPCs costs CPU (asked once per RPC, so kept).
     charges_receiving: bool,
     charges_sending: bool,
@@ -109,12 +142,15 @@ impl Cpu {
             nodes_per_host: per_host,
             cores: cores as usize,
             core_free: vec![0; hosts * cores as usize],
-            rng,
             reader_free: Vec::new(),
-            sigma,
-            spread: sigma.iter().any(|&s| s > 0.0),
+            draws: Draws {
+                nodes_per_host: per_host,
+                rng,
+                sigma,
+                median_over_mean: sigma.map(|s| (-s * s / 2.0).exp()),
+                spread: sigma.iter().any(|&s| s > 0.0),
+            },
             own_core: per_host == 1 && cores == 1,
-            median_over_mean: sigma.map(|s| (-s * s / 2.0).exp()),
             slices,
             used: CpuUse::new(nodes, end),
             charges_receiving: config.per_rpc_received_ns > 0
@@ -145,33 +181,17 @@ impl Cpu {
     /// host (a lognormal draw when its σ > 0).
     #[inline]
     pub fn draw(&mut self, node: u32, mean: Time, cost: Cost) -> Time {
-        if !self.spread {
-            return mean;
-        }
-        self.draw_spread(node, mean, cost)
-    }
-
-    /// `draw` when some σ > 0: out of line, so that exact costs need no call.
-    #[inline(never)]
-    fn draw_spread(&mut self, node: u32, mean: Time, cost: Cost) -> Time {
-        let sigma = self.sigma[cost as usize];
-        if mean == 0 || sigma == 0.0 {
-            return mean;
-        }
-        let host = self.host_of(node);
-        let median = mean as f64 * self.median_over_mean[cost as usize];
-        let x = median * (sigma * self.rng[host].normal()).exp();
-        x.round().max(0.0) as Time
+        self.draws.draw(node, mean, cost)
     }
 
     /// A per-RPC cost plus a per-kB one: one draw for the sum when both have the same
     /// σ, else one each.
     #[inline]
     fn draw_pair(&mut self, node: u32, rpc: (Time, Cost), kb: (Time, Cost)) -> Time {
-        if !self.spread {
+        if !self.draws.spread {
             return rpc.0 + kb.0;
         }
-        if self.sigma[rpc.1 as usize] == self.sigma[kb.1 as usize] {
+        if self.draws.sigma[rpc.1 as usize] == self.draws.sigma[kb.1 as usize] {
             return self.draw(node, rpc.0 + kb.0, rpc.1);
         }
         self.draw(node, rpc.0, rpc.1) + self.draw(node, kb.0, kb.1)
@@ -190,8 +210,20 @@ impl Cpu {
 
     /// CPU time `node`'s host takes to write an RPC of `bytes` bytes: its writer's
     /// work, then the kernel's for the RPC's TCP segments (`kernel_send_cost`).
-    #[inline]
+    /// Inlined for exact costs (every σ 0, the common case: a few arithmetic steps);
+    /// a draw goes out of line.
+    #[inline(always)]
     pub fn write_cost(&mut self, node: u32, bytes: u64) -> Time {
+        if self.draws.spread {
+            return self.write_cost_spread(node, bytes);
+        }
+        let kb = self.costs.per_kb_sent_ns * bytes / 1000;
+        self.costs.per_rpc_sent_ns + kb + self.kernel_send_cost(node, bytes)
+    }
+
+    /// `write_cost` when some σ > 0.
+    #[inline(never)]
+    fn write_cost_spread(&mut self, node: u32, bytes: u64) -> Time {
         let rpc = (self.costs.per_rpc_sent_ns, Cost::RpcSent);
         let kb = (self.costs.per_kb_sent_ns * bytes / 1000, Cost::KbSent);
         self.draw_pair(node, rpc, kb) + self.kernel_send_cost(node, bytes)
@@ -257,15 +289,17 @@ impl Cpu {
             return self.run_shared(node, ready, cost);
         }
         // One node on a host of one core, the common case: its core is idle at `ready`
-        // exactly when `idle_at` says so, with one comparison.
-        let free = self.core_free[node as usize];
-        let cost = if free < ready && self.costs.per_node_wakeup_ns > 0 {
-            cost + self.node_wakeup(node)
+        // exactly when `idle_at` says so, with one comparison. The core's entry is held
+        // through the wake-up's draw (`Draws`); a wake-up of mean 0 draws nothing.
+        let free = &mut self.core_free[node as usize];
+        let cost = if *free < ready {
+            let wakeup = self.costs.per_node_wakeup_ns;
+            cost + self.draws.draw(node, wakeup, Cost::NodeWakeup)
         } else {
             cost
         };
-        let done = ready.max(free) + cost;
-        self.core_free[node as usize] = done;
+        let done = ready.max(*free) + cost;
+        *free = done;
         self.used.charge(node, done - cost, done);
         done
     }
@@ -400,15 +434,15 @@ impl Cpu {
             self.reader_free.resize(l + 1, 0);
         }
         // The reading goroutine waits on the network once it has read everything that
-        // arrived (its last read is done by `now`): this RPC wakes it up.
-        let idle = self.reader_free[l] <= now;
-        let cost = if idle && self.costs.per_read_wakeup_ns > 0 {
+        // arrived (its last read is done by `now`): this RPC wakes it up (a wake-up of
+        // mean 0 draws nothing).
+        let free = self.reader_free[l];
+        let cost = if free <= now {
             cost + self.read_wakeup(receiver)
         } else {
             cost
         };
-        let ready = now.max(self.reader_free[l]);
-        let done = self.run(receiver, ready, cost);
+        let done = self.run(receiver, now.max(free), cost);
         self.reader_free[l] = done;
         done
     }

@@ -88,9 +88,10 @@ impl Simulation {
     /// is not time-sliced, where that time is known now).
     pub(crate) fn decode(&mut self, link: u32, rpc: u32) {
         let receiver = self.links.peer[link as usize];
-        let bytes = self.rpcs.get(rpc).total_bytes();
-        let cost = self.cpu.read_cost(receiver, bytes);
         if self.cpu.time_sliced() {
+            let cost = self
+                .cpu
+                .read_cost(receiver, self.rpcs.get(rpc).total_bytes());
             // With the event loop, the reader hands the RPC on (`event_loop.rs`).
             let event = if self.loops.is_empty() {
                 Event::Decoded { link, rpc }
@@ -106,8 +107,14 @@ impl Simulation {
             );
             return;
         }
+        // Asked before the read, which changes neither the RPC nor the seen cache: the
+        // RPC is looked up once.
+        let only_seen = self.only_seen_copies(receiver, rpc);
+        let cost = self
+            .cpu
+            .read_cost(receiver, self.rpcs.get(rpc).total_bytes());
         let done = self.cpu.read(link, receiver, self.now(), cost);
-        if self.only_seen_copies(receiver, rpc) {
+        if only_seen {
             self.receive_at(link, rpc, done);
         } else {
             self.queue

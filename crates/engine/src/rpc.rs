@@ -45,8 +45,13 @@ impl Rpc {
             && self.control.is_empty()
     }
 
+    /// Bytes on the wire, all kinds. A payload-only RPC (nearly every one: a forward)
+    /// has bytes of that kind only (`measure`), so its sum is that kind's.
     #[inline]
     pub fn total_bytes(&self) -> u64 {
+        if self.payload_only {
+            return self.bytes[Kind::Payload as usize];
+        }
         self.bytes.iter().sum()
     }
 
