@@ -98,6 +98,10 @@ def test_the_crosscheck_copies_the_partner_run_and_compares_it(tmp_path: Path) -
     # The partner is the model's own run relabelled: every metric equal.
     assert all(r.model == r.partner for r in result.rows), result.markdown
     assert f"--partner-run {folder}" in result.markdown
+    # Identical runs meet every fidelity target.
+    verdicts = json.loads((tmp_path / "xc" / "crosscheck-targets.json").read_text())
+    assert [v["within"] for v in verdicts] == [True] * 6, result.markdown
+    assert "Against the fidelity targets" in result.markdown
     with pytest.raises(GossiplabError, match="inside the crosscheck's folder"):
         run_crosscheck(
             scenario, tmp_path / "xc", force=True, partner_run=tmp_path / "xc" / "testbed"

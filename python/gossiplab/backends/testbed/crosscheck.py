@@ -35,6 +35,7 @@ from gossiplab.backends.model import ProgressCallback
 from gossiplab.backends.model import unsupported_features as model_unsupported
 from gossiplab.backends.simnet.support import unsupported_features as simnet_unsupported
 from gossiplab.backends.testbed import crosscheck_over_time as over_time
+from gossiplab.backends.testbed import crosscheck_targets as targets
 from gossiplab.backends.testbed.losses import drop_places
 from gossiplab.backends.testbed.partialcheck import METRICS as PARTIAL_METRICS
 from gossiplab.backends.testbed.partialcheck import partial_figures
@@ -287,11 +288,12 @@ def _page(
     rows: list[Row],
     command: str,
     figures: tuple[Path, Path],
-    over_time_table: str,
+    tables: tuple[str, str],
     runs: dict[str, dict[str, Any]],
     partner: str,
 ) -> str:
     cdfs, over_time_figure = (_embedded(f) for f in figures)
+    targets_table, over_time_table = tables
     body = "".join(
         f"<tr><td>{html.escape(r.metric)}{' (' + r.unit + ')' if r.unit else ''}</td>"
         f"<td>{_fmt(r.model, r.unit)}</td><td>{_fmt(r.partner, r.unit)}</td>"
@@ -320,6 +322,7 @@ td:first-child,th{{text-align:left}}</style></head><body>
 behaviour in a discrete-event simulation; {runs_on}.</p>
 <table><tr><th>metric</th><th>model</th><th>{partner}</th><th>{partner} vs model</th></tr>
 {body}</table>
+{targets_table}
 <h2>Distributions</h2><img alt="overlaid CDFs" src="{cdfs}" width="100%">
 <h2>By time of publication</h2><p>Per interval of the publication schedule; a receipt
 after the end of the run is not counted, so the last intervals' delivery and latency leave
@@ -382,8 +385,17 @@ def run_crosscheck(
     measured = measure_each({b: out / b for b in backends})
     by_time_frames = over_time.by_backend(measured)
     by_time = over_time.side_by_side(by_time_frames)
-    text = markdown(rows, command, against) + over_time.markdown(by_time, list(backends))
+    values = {r.metric: (r.model, r.partner) for r in rows}
+    verdicts = targets.verdicts(values, summaries["model"], summaries[against])
+    text = (
+        markdown(rows, command, against)
+        + targets.markdown(verdicts, against)
+        + over_time.markdown(by_time, list(backends))
+    )
     (out / TABLE_MD).write_text(text, encoding="utf-8")
+    (out / targets.FILE).write_text(
+        json.dumps(targets.as_json(verdicts), indent=1), encoding="utf-8"
+    )
     (out / TABLE_JSON).write_text(
         json.dumps(
             [
@@ -405,8 +417,7 @@ def run_crosscheck(
         draw_over_time(by_time_frames, out / over_time.FIGURE),
     )
     runs = {b: summaries[b]["run"] for b in backends}
-    page = _page(
-        rows, command, figures, over_time.html_table(by_time, list(backends)), runs, against
-    )
+    tables = (targets.html_table(verdicts, against), over_time.html_table(by_time, list(backends)))
+    page = _page(rows, command, figures, tables, runs, against)
     (out / REPORT_HTML).write_text(page, encoding="utf-8")
     return CrosscheckResult(out, rows, text, out / REPORT_HTML)
