@@ -59,10 +59,11 @@ pub enum Cost {
     SegmentKernel = 8,
 }
 
-/// What each piece of work costs: its mean, or a lognormal draw. Kept apart from the
-/// cores' state, so that a piece of work holds its core's entry while it draws (one
-/// bounds check, and nothing reloaded after an out-of-line draw).
+/// What each piece of work costs: its mean, or a lognormal draw from its host's stream.
+/// Kept apart from the cores' state, so that a piece of work holds its core's entry
+/// while it draws (one bounds check, and nothing reloaded after an out-of-line draw).
 struct Draws {
+    /// Consecutive node ids per host: which host, and so which stream, a node has.
     nodes_per_host: u32,
     /// Lognormal draws per host (unused when every sigma is 0).
     rng: Vec<Rng>,
@@ -91,15 +92,23 @@ impl Draws {
         if mean == 0 || sigma == 0.0 {
             return mean;
         }
-        let host = (node / self.nodes_per_host) as usize;
+        let host = self.host_of(node);
         let median = mean as f64 * self.median_over_mean[cost as usize];
         let x = median * (sigma * self.rng[host].normal()).exp();
         x.round().max(0.0) as Time
     }
+
+    /// The host `node` sits on: `nodes_per_host` consecutive node ids per host.
+    #[inline]
+    fn host_of(&self, node: u32) -> usize {
+        if self.nodes_per_host == 1 {
+            return node as usize; // no division on the common path
+        }
+        (node / self.nodes_per_host) as usize
+    }
 }
 
 pub struct Cpu {
-    nodes_per_host: u32,
     cores: usize,
     /// When each core of each host is next free (host h's cores at h × cores ..).
     core_free: Vec<Time>,
@@ -139,7 +148,6 @@ impl Cpu {
             Slices::new(nodes, per_host, cores, slice)
         });
         Self {
-            nodes_per_host: per_host,
             cores: cores as usize,
             core_free: vec![0; hosts * cores as usize],
             reader_free: Vec::new(),
@@ -166,10 +174,7 @@ impl Cpu {
 
     #[inline]
     pub fn host_of(&self, node: u32) -> usize {
-        if self.nodes_per_host == 1 {
-            return node as usize; // no division on the common path
-        }
-        (node / self.nodes_per_host) as usize
+        self.draws.host_of(node)
     }
 
     /// True if `node`'s host runs its nodes in time slices (`slices.rs`).
@@ -326,7 +331,7 @@ impl Cpu {
     /// block. A host shared by several nodes without time slices is not charged: its
     /// cores do not tell which node idles.
     fn idle_at(&self, node: u32, ready: Time) -> bool {
-        if self.nodes_per_host != 1 {
+        if self.draws.nodes_per_host != 1 {
             return false;
         }
         let first = self.host_of(node) * self.cores;

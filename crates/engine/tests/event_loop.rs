@@ -352,6 +352,7 @@ fn the_loop_pays_per_peer_it_forwards_to_but_the_sender() {
     // (pubsub.go:pushMsg), the forwards with it: 100 + 50 + 90 µs after the read.
     assert_eq!(star_deliveries(30 * US, 0)[0], 110 * MS + 250 * US);
 }
+
 /// Node 0 publishes message 0 at 5 s to node 1 (gossipsub, 1 ms link) and right behind
 /// it sends node 1 an IHAVE for it; both nodes share a host of one core. Node 1's loop
 /// takes 12 ms per RPC, more than a Go turn (10 ms); validating costs 20 µs. The IWANTs
