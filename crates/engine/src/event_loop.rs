@@ -14,8 +14,11 @@
 //!   (`chansend` hands it to the waiting receiver) and becomes runnable.
 //!
 //! - A reader that does not read closes its stream's window (`stream_window.rs`): the
-//!   reader counts an RPC's bytes read when it has decoded it, and the window update
-//!   reaches the sender one link latency later. A sender whose window is closed blocks
+//!   reader counts an RPC's bytes read when it has decoded it, and the window update it
+//!   owes goes on its connection's `sendCh` (`stream.go:Stream.Read` →
+//!   `sendWindowUpdate` → `session.go:sendMsg`), parking the reader while that is full;
+//!   the sendLoop writes it, and it reaches the sender one link latency later. A sender
+//!   whose window is closed blocks
 //!   in `Stream.Write`, so its writer takes nothing more from the peer's 32-RPC queue and
 //!   `send.rs:enqueue` drops there (`rpc_queue.go:Push` → `gossipsub.go:doDropRPC`).
 //! - On the sending side the writer's `Stream.Write` only puts the RPC's frames on the
@@ -53,6 +56,7 @@ use crate::queue::Event;
 use crate::rng::Rng;
 use crate::sim::Simulation;
 use crate::stream_window::{StreamWindow, INITIAL_STREAM_WINDOW};
+use crate::transport::{ParkedUpdate, Put, WINDOW_UPDATE};
 use crate::wire::WireSizes;
 
 /// go-libp2p-pubsub's `incoming` channel: 32 slots (`pubsub.go:NewPubSub`).
@@ -135,11 +139,26 @@ impl NodeLoop {
 
 impl Simulation {
     /// `link`'s reader decoded RPC `rpc`: it sends it to its node's event loop, or parks
-    /// until there is room.
+    /// until there is room. Reading it may first owe the sender a window update
+    /// (`stream_window.rs`), which the reader puts on the connection's `sendCh`
+    /// (`stream.go:Stream.Read` → `sendWindowUpdate` → `session.go:sendMsg`); on a full
+    /// `sendCh` it parks there, holding the RPC.
     pub(crate) fn hand_to_loop(&mut self, link: u32, rpc: u32) {
         let node = self.links.peer[link as usize];
         let bytes = self.rpcs.get(rpc).total_bytes().max(1);
-        self.stream_read(link, bytes);
+        if let Some(delta) = self.stream_window(link).read(bytes) {
+            let delta = u32::try_from(delta).expect("a window update fits a yamux header");
+            let update = ParkedUpdate { link, delta, rpc };
+            if !self.send_window_update(node, update) {
+                self.cpu.block(node, Goroutine::Reader(link));
+                return;
+            }
+        }
+        self.send_on_incoming(node, link, rpc);
+    }
+
+    /// The reader sends its RPC on `incoming`, parking if it is full.
+    fn send_on_incoming(&mut self, node: u32, link: u32, rpc: u32) {
         let lp = &mut self.loops[node as usize];
         match lp.incoming.send(link, (link, rpc)) {
             Sent::Buffered if !lp.busy => self.loop_next(node),
@@ -148,19 +167,35 @@ impl Simulation {
         }
     }
 
-    /// The reader of `link` read `bytes` from its stream: a window update, once half
-    /// the window was read (`stream_window.rs`), reaches the sender one link latency
-    /// later.
-    fn stream_read(&mut self, link: u32, bytes: u64) {
-        let Some(delta) = self.stream_window(link).read(bytes) else {
-            return;
-        };
-        let back = self.links.reverse[link as usize];
-        let at = self.now() + self.links.latency[back as usize];
-        let node = self.links.peer[link as usize];
-        let delta = u32::try_from(delta).expect("a window update fits a yamux header");
-        self.queue
-            .push(at, node, Event::WindowUpdate { link, delta });
+    /// `node` puts a window update for the stream on `update.link` on the connection's
+    /// `sendCh` (`transport::SendLoop::put_update`); an idle sendLoop takes it and
+    /// writes it. Returns false if the reader parked.
+    fn send_window_update(&mut self, node: u32, update: ParkedUpdate) -> bool {
+        let back = self.links.reverse[update.link as usize];
+        let yamux = self.writer(back).yamux.get_or_insert_with(Box::default);
+        match yamux.put_update(update) {
+            Put::Taken => self.send_loop_write(node, back, WINDOW_UPDATE),
+            Put::Queued => {}
+            Put::Parked => return false,
+        }
+        true
+    }
+
+    /// The sendLoop let the reader of `link`, parked with its window update, in
+    /// (`runtime/chan.go:recv` readies it): it sends the RPC it read on `incoming`, and
+    /// stays parked, now there, if that is full.
+    pub(crate) fn reader_let_in(&mut self, node: u32, link: u32, rpc: u32) {
+        let lp = &mut self.loops[node as usize];
+        match lp.incoming.send(link, (link, rpc)) {
+            Sent::Buffered => {
+                let idle = !lp.busy;
+                self.cpu.unblock(node, Goroutine::Reader(link));
+                if idle {
+                    self.loop_next(node);
+                }
+            }
+            Sent::Blocked => {}
+        }
     }
 
     /// `link`'s yamux stream window (both ends), opened at its first use.

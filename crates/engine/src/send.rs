@@ -11,7 +11,7 @@ use crate::queue::Event;
 use crate::rpc::{Control, Kind, KIND_COUNT};
 use crate::sim::Simulation;
 use crate::split::MAX_RPC_BYTES;
-use crate::transport::{frames, Put, SendLoop, Writer};
+use crate::transport::{frames, Put, SendLoop, Writer, HEADER_BYTES, WINDOW_UPDATE};
 
 impl Simulation {
     /// Hand RPC `rpc` to `sender`'s outbound queue for `link`: it is sized, counted and
@@ -174,7 +174,7 @@ impl Simulation {
     /// Inlined: called for every RPC written, and as a call it cost more than its
     /// lookup.
     #[inline(always)]
-    fn writer(&mut self, link: u32) -> &mut Writer {
+    pub(crate) fn writer(&mut self, link: u32) -> &mut Writer {
         self.transport.links[link as usize]
             .writer
             .as_mut()
@@ -237,10 +237,13 @@ impl Simulation {
     /// `link`'s sendLoop writes `rpc` to the secure conn: Noise encryption and the write
     /// syscall, the calibrated write costs (`Cpu::write_cost`, all frames of the RPC in
     /// one piece). `Event::SendLoopDone` when done.
-    fn send_loop_write(&mut self, sender: u32, link: u32, rpc: u32) {
-        let cost = self
-            .cpu
-            .write_cost(sender, self.rpcs.get(rpc).total_bytes());
+    pub(crate) fn send_loop_write(&mut self, sender: u32, link: u32, rpc: u32) {
+        let bytes = if rpc == WINDOW_UPDATE {
+            HEADER_BYTES
+        } else {
+            self.rpcs.get(rpc).total_bytes()
+        };
+        let cost = self.cpu.write_cost(sender, bytes);
         self.cpu.submit(
             &mut self.queue,
             sender,
@@ -250,9 +253,11 @@ impl Simulation {
         );
     }
 
-    /// `link`'s sendLoop wrote its RPC: on to the transport. It takes the next RPC in
-    /// `sendCh`, if any, which may let the parked writer in: readied by this receive
-    /// (`runnext`), the writer goes on with its queue.
+    /// `link`'s sendLoop wrote its RPC: on to the transport (a window update frame: to
+    /// the peer, one link latency later). It takes the next entry in `sendCh`, if any,
+    /// which may let the parked writer or reader in: readied by this receive
+    /// (`runnext`), the writer goes on with its queue, the reader hands the RPC it read
+    /// to the event loop.
     pub(crate) fn send_loop_done(&mut self, link: u32) {
         let sender = self.links.owner[link as usize];
         let yamux: &mut SendLoop = self
@@ -260,14 +265,30 @@ impl Simulation {
             .yamux
             .as_mut()
             .expect("a sendLoop that wrote");
-        let ((rpc, urgent), let_in) = yamux.wrote();
+        let ((rpc, urgent), let_in, update_in) = yamux.wrote();
         let next = yamux.writing;
-        self.hand_to_transport(sender, link, rpc, urgent);
+        if rpc == WINDOW_UPDATE {
+            let (stream, delta) = yamux.updates.pop_front().expect("the update written");
+            let at = self.now() + self.links.latency[link as usize];
+            self.queue.push(
+                at,
+                sender,
+                Event::WindowUpdate {
+                    link: stream,
+                    delta,
+                },
+            );
+        } else {
+            self.hand_to_transport(sender, link, rpc, urgent);
+        }
         if let Some((next, _)) = next {
             self.send_loop_write(sender, link, next);
         }
         if let_in {
             self.run_writer(sender, link);
+        }
+        if let Some(update) = update_in {
+            self.reader_let_in(sender, update.link, update.rpc);
         }
     }
 

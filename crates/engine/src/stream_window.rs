@@ -9,7 +9,10 @@
 //!   the window reopens only as the application reads. Each `Stream.Read` calls
 //!   `sendWindowUpdate`, which sends an update only once the bytes read since the last
 //!   update reach half the window (`util.go:segmentedBuffer.GrowTo`: `delta < max/2` →
-//!   no update), and the update grants exactly those bytes.
+//!   no update), and the update grants exactly those bytes. The update is a frame the
+//!   reader puts on its connection's `sendCh` (`session.go:sendMsg`), written by the
+//!   receiver's sendLoop behind the frames queued before it (`transport::SendLoop`,
+//!   `event_loop.rs`).
 //!
 //! Not modelled: the window's auto-tuning (`stream.go:sendWindowUpdate` doubles it, up
 //! to `maxStreamWindow` = 16 MiB, when updates come within 4 RTTs of each other and the

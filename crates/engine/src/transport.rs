@@ -110,6 +110,12 @@ pub struct Writer {
 /// (`session.go:sendMsg`, `newSession`), and returns; one goroutine per connection,
 /// `session.go:sendLoop`, takes one buffer at a time and writes it to the secure conn
 /// (Noise encryption, the write syscall). An RPC's frames go and are taken together.
+///
+/// The same channel carries the window updates of the connection's incoming stream:
+/// the reading goroutine's `Stream.Read` calls `sendWindowUpdate`, which puts a
+/// header-only frame on `sendCh` (`session.go:sendMsg`) and parks there while it is
+/// full, so an update waits behind the frames queued before it and is written by the
+/// sendLoop like any frame. Its entries are `WINDOW_UPDATE`.
 #[derive(Default)]
 pub struct SendLoop {
     /// RPCs in `sendCh` (and whether urgent, and their frames), oldest first.
@@ -121,7 +127,33 @@ pub struct SendLoop {
     /// The writer, parked in `sendMsg` on a full `sendCh`, holding this RPC (popped
     /// from the 32-RPC queue, so no longer counted against it) and its frames.
     pub(crate) parked: Option<(u32, bool, u32)>,
+    /// The window updates among the entries taken and queued, oldest first: the
+    /// stream's link (the peer's direction of the connection) and the bytes granted.
+    pub(crate) updates: VecDeque<(u32, u32)>,
+    /// The reader, parked in `sendMsg` with a window update on a full `sendCh`: the
+    /// update, and the RPC it read, which it hands to the event loop once let in.
+    pub(crate) parked_update: Option<ParkedUpdate>,
+    /// Whether the reader parked before the writer: a channel lets its parked senders
+    /// in first come, first served (`runtime/chan.go`, `sendq`).
+    pub(crate) update_parked_first: bool,
 }
+
+/// A reader parked on `sendCh` with a window update (`SendLoop::parked_update`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ParkedUpdate {
+    /// The stream's link, whose reader parked.
+    pub link: u32,
+    /// The bytes the update grants.
+    pub delta: u32,
+    /// The RPC the reader read.
+    pub rpc: u32,
+}
+
+/// The `sendCh` entry of a window update frame (no RPC has this index).
+pub const WINDOW_UPDATE: u32 = u32::MAX;
+
+/// A yamux frame header, all a window update frame is (`const.go:headerSize`).
+pub const HEADER_BYTES: u64 = 12;
 
 /// go-yamux's `sendCh`: 64 buffers (`session.go:newSession`, `make(chan []byte, 64)`).
 pub const SEND_CH_SLOTS: u32 = 64;
@@ -154,25 +186,85 @@ impl SendLoop {
         }
         debug_assert!(self.parked.is_none(), "one writer per stream");
         self.parked = Some((rpc, urgent, frames));
+        self.update_parked_first = self.parked_update.is_some();
         Put::Parked
     }
 
+    /// The reader puts a window update on `sendCh` (one frame, `sendWindowUpdate`):
+    /// taken by an idle sendLoop, queued, or parked with the RPC the reader read.
+    pub fn put_update(&mut self, update: ParkedUpdate) -> Put {
+        let put = self.admit_update(update);
+        if put == Put::Parked {
+            debug_assert!(self.parked_update.is_none(), "one reader per stream");
+            self.parked_update = Some(update);
+            self.update_parked_first = self.parked.is_none();
+        }
+        put
+    }
+
+    /// The update in `sendCh` if there is room (or a sendLoop waiting).
+    fn admit_update(&mut self, update: ParkedUpdate) -> Put {
+        let put = if self.writing.is_none() {
+            debug_assert!(self.queued.is_empty(), "an idle sendLoop has taken all");
+            self.writing = Some((WINDOW_UPDATE, false));
+            Put::Taken
+        } else if self.slots < SEND_CH_SLOTS {
+            self.queued.push_back((WINDOW_UPDATE, false, 1));
+            self.slots += 1;
+            Put::Queued
+        } else {
+            return Put::Parked;
+        };
+        self.updates.push_back((update.link, update.delta));
+        put
+    }
+
     /// The sendLoop wrote its RPC (returned) and takes the next one, if any; its slots
-    /// free up, which lets a parked writer's RPC in (`runtime/chan.go:recv` copies the
-    /// parked sender's value into the buffer and readies it). Returns the RPC written,
-    /// and whether the writer was let in.
-    pub fn wrote(&mut self) -> ((u32, bool), bool) {
+    /// free up, which lets the parked senders in, first come first served
+    /// (`runtime/chan.go:recv` copies a parked sender's value into the buffer and
+    /// readies it). Returns the entry written, whether the writer was let in, and the
+    /// reader's update if it was.
+    pub fn wrote(&mut self) -> ((u32, bool), bool, Option<ParkedUpdate>) {
         let done = self.writing.take().expect("the sendLoop was writing");
         if let Some((rpc, urgent, frames)) = self.queued.pop_front() {
             self.slots -= frames;
             self.writing = Some((rpc, urgent));
         }
-        // The parked writer's put, tried again: it parks once more if it still does not fit.
+        let (mut writer_in, mut update_in) = (false, None);
+        if self.update_parked_first {
+            update_in = self.let_update_in();
+            if update_in.is_some() || self.parked_update.is_none() {
+                writer_in = self.let_writer_in();
+            }
+        } else {
+            writer_in = self.let_writer_in();
+            if writer_in || self.parked.is_none() {
+                update_in = self.let_update_in();
+            }
+        }
+        (done, writer_in, update_in)
+    }
+
+    /// The parked writer's put, tried again: it parks once more, in its place, if it
+    /// still does not fit.
+    fn let_writer_in(&mut self) -> bool {
+        let order = self.update_parked_first;
         let let_in = self
             .parked
             .take()
             .is_some_and(|(rpc, urgent, frames)| self.put(rpc, urgent, frames) != Put::Parked);
-        (done, let_in)
+        self.update_parked_first = order;
+        let_in
+    }
+
+    /// The parked reader's update, tried again; the update if it went in.
+    fn let_update_in(&mut self) -> Option<ParkedUpdate> {
+        let update = self.parked_update.take()?;
+        if self.admit_update(update) == Put::Parked {
+            self.parked_update = Some(update);
+            return None;
+        }
+        Some(update)
     }
 }
 
@@ -348,17 +440,64 @@ mod tests {
         assert_eq!(y.slots, SEND_CH_SLOTS);
         assert_eq!(y.put(64, false, 2), Put::Parked);
         // Taking RPC 1 frees one slot: not enough for two frames.
-        assert_eq!(y.wrote(), ((0, false), false));
+        assert_eq!(y.wrote(), ((0, false), false, None));
         assert_eq!(y.writing, Some((1, false)));
         assert!(y.parked.is_some());
         // Taking RPC 2 frees another: the writer's RPC goes in, the writer is readied.
-        assert_eq!(y.wrote(), ((1, false), true));
+        assert_eq!(y.wrote(), ((1, false), true, None));
         assert_eq!((y.slots, y.parked), (SEND_CH_SLOTS, None));
         assert_eq!(y.queued.back(), Some(&(64, false, 2)));
         for rpc in 2..=64 {
             assert_eq!(y.wrote().0, (rpc, false));
         }
         assert_eq!((y.writing, y.slots), (None, 0), "the sendLoop waits again");
+    }
+
+    #[test]
+    fn a_window_update_waits_in_send_ch_and_its_reader_parks_in_turn_with_the_writer() {
+        // stream.go:sendWindowUpdate puts a header-only frame on sendCh
+        // (session.go:sendMsg): behind the frames queued before it, and parked while
+        // the channel is full; runtime/chan.go lets parked senders in first come, first
+        // served, one per freed slot here.
+        let update = |link, rpc| ParkedUpdate {
+            link,
+            delta: 131_072,
+            rpc,
+        };
+        let mut y = SendLoop::default();
+        assert_eq!(y.put_update(update(7, 0)), Put::Taken, "an idle sendLoop");
+        for rpc in 1..=SEND_CH_SLOTS {
+            assert_eq!(y.put(rpc, false, 1), Put::Queued);
+        }
+        assert_eq!(
+            y.put_update(update(7, 1)),
+            Put::Parked,
+            "the reader parks first"
+        );
+        assert_eq!(y.put(99, false, 1), Put::Parked, "then the writer");
+        // The update written, one slot frees: the reader's update goes in, not the RPC.
+        assert_eq!(
+            y.wrote(),
+            ((WINDOW_UPDATE, false), false, Some(update(7, 1)))
+        );
+        // The caller takes the written update off `updates`; the parked one is queued.
+        assert_eq!(y.updates.pop_front(), Some((7, 131_072)));
+        assert_eq!(y.updates.iter().collect::<Vec<_>>(), [&(7, 131_072)]);
+        assert_eq!(y.queued.back(), Some(&(WINDOW_UPDATE, false, 1)));
+        // The next slot goes to the writer.
+        assert_eq!(y.wrote(), ((1, false), true, None));
+        assert_eq!(y.queued.back(), Some(&(99, false, 1)));
+        // The other way round: the writer parked first goes first.
+        let mut y = SendLoop::default();
+        y.put(0, false, 1);
+        for rpc in 1..=SEND_CH_SLOTS {
+            y.put(rpc, false, 1);
+        }
+        assert_eq!(y.put(99, false, 1), Put::Parked);
+        assert_eq!(y.put_update(update(3, 5)), Put::Parked);
+        assert_eq!(y.wrote(), ((0, false), true, None), "the writer first");
+        assert_eq!(y.wrote(), ((1, false), false, Some(update(3, 5))));
+        assert!(y.parked.is_none() && y.parked_update.is_none());
     }
 
     #[test]

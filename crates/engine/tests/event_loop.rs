@@ -143,6 +143,48 @@ fn a_receiver_whose_loop_falls_behind_makes_its_sender_drop() {
     assert!(dropped > 0, "no drop at the sender");
 }
 
+/// Node 2's CPU over the window run (one window update per half window it reads, each
+/// written by its sendLoop), reading 400 of node 0's 1000-byte RPCs at 10 µs each and
+/// writing at `sent` per RPC: node 2 has nothing else to write (floodsub sends a message
+/// back to no one).
+fn receiver_cpu(sent: u64) -> (u64, u64) {
+    let costs = json!({"cpu": {
+        "nodes_per_host": 2, "cores": 1, "time_slice_ns": 100 * MS,
+        "per_rpc_received_ns": 10 * US, "per_rpc_sent_ns": sent, "event_loop": true,
+    }});
+    let c = config(4, "floodsub", 10 * MS, 2 * S, 1, costs);
+    let schedule = messages(0, 100 * MS, MS, 400, 1000);
+    let mut sim = Simulation::new(&c, &[(0, 2)], &schedule).unwrap();
+    sim.run();
+    let rpc = WireSizes::frame(WireSizes::new(&c.protocol).publish_field(1000));
+    let s = sim.cpu_samples().expect("the scenario charges CPU");
+    let used = (0..s.node.len())
+        .filter(|&i| s.node[i] == 2)
+        .map(|i| s.cpu_ns[i])
+        .max()
+        .expect("node 2 sampled");
+    (used, rpc)
+}
+
+#[test]
+fn the_receiver_s_send_loop_writes_each_window_update() {
+    // stream.go:Stream.Read → sendWindowUpdate puts a header-only frame on the
+    // connection's sendCh (session.go:sendMsg) once the bytes read since the last update
+    // reach half the window (util.go:GrowTo); the sendLoop writes it like any frame. Node
+    // 2 reads 400 RPCs (the window stays open at one a millisecond): 400 × 10 µs, plus
+    // one write per 131,072 bytes read. Each side also reads and writes one RPC when
+    // the connection comes up (its subscriptions, pubsub.go:handleNewPeer).
+    let (without, rpc) = receiver_cpu(0);
+    assert_eq!(without, 401 * 10 * US);
+    let updates = 400 * rpc / (128 * 1024);
+    assert!(
+        updates >= 2,
+        "the run crosses half the window at least twice"
+    );
+    let (with, _) = receiver_cpu(100 * US);
+    assert_eq!(with, without + (1 + updates) * 100 * US);
+}
+
 /// Node 0 publishes `count` 100-byte floodsub messages 1 µs apart from 100 ms to node 1
 /// on the same host of one core: reading 10 µs per RPC, validating 20 µs per copy, the
 /// event loop 100 µs per RPC and 50 µs per message it publishes. Node 1's delivery times
@@ -391,4 +433,55 @@ fn an_ihave_for_a_message_a_worker_marked_seen_asks_for_nothing() {
     // IHAVE at 5.02502: the message is seen, so no IWANT, and node 1 receives one copy.
     // Checking only the published messages would ask for it and receive a second.
     assert_eq!(iwants_for_an_ihave_behind_the_copy(), (0, 1));
+}
+
+#[test]
+fn a_reader_whose_update_finds_send_ch_full_parks_behind_the_writer() {
+    // Writing an RPC takes a sendLoop 1 s. Node 0 sends node 2 a 4000-byte message a
+    // second (arriving at 6.01 s + k s); node 2 publishes 100 of its own at 20 s, a
+    // millisecond apart: its sendLoop writes one a second (a slot of its connection's
+    // sendCh frees at 21 s, 22 s, ...) and its writer, parked on the full sendCh
+    // (session.go:sendMsg), puts the next in at once. The read that brings node 2's
+    // reading past half the window (message h - 1) owes node 0 an update
+    // (stream.go:Stream.Read → sendWindowUpdate): the reader parks on the full sendCh
+    // behind the writer (runtime/chan.go: first come, first served), the writer takes
+    // the slot freed at the next whole second, the reader the one after it. Until then
+    // it reads nothing: the message that arrives meanwhile waits too.
+    let costs = json!({"cpu": {
+        "nodes_per_host": 2, "cores": 1, "time_slice_ns": 100 * MS,
+        "per_rpc_sent_ns": S, "event_loop": true,
+    }});
+    let c = config(4, "floodsub", 10 * MS, 200 * S, 1, costs);
+    let schedule = then(
+        messages(0, 5 * S, MS, 150, 4000),
+        messages(2, 20 * S, MS, 100, 1000),
+    );
+    let mut sim = Simulation::new(&c, &[(0, 2)], &schedule).unwrap();
+    sim.run();
+    let rpc = WireSizes::frame(WireSizes::new(&c.protocol).publish_field(4000));
+    let h = (128 * 1024u64).div_ceil(rpc) as u32;
+    let arrival = |k: u32| (6 * S + 10 * MS + u64::from(k) * S) as i64 - 100 * MS as i64;
+    assert!(
+        arrival(h - 1) > 21 * S as i64,
+        "node 2's sendCh is full by then"
+    );
+    assert_eq!(
+        delivered_at(&sim, 2, h - 2),
+        arrival(h - 2),
+        "read as it comes"
+    );
+    let parked_until = (arrival(h - 1) as u64 + 100 * MS).div_ceil(S) * S + S;
+    assert_eq!(
+        delivered_at(&sim, 2, h - 1),
+        parked_until as i64 - 100 * MS as i64
+    );
+    assert_eq!(
+        delivered_at(&sim, 2, h),
+        parked_until as i64 - 100 * MS as i64
+    );
+    assert_eq!(
+        delivered_at(&sim, 2, h + 1),
+        arrival(h + 1),
+        "read as it comes again"
+    );
 }
