@@ -93,21 +93,29 @@ fn the_event_loop_needs_a_time_sliced_host() {
 }
 
 /// Node 0 publishes 400 1000-byte floodsub messages `gap` apart from 100 ms to node 2
-/// (10 ms link, reading 10 µs per RPC, sending free), whose event loop takes `loop_ns`
-/// per RPC. Node 2's deliveries, the sender's outbound-queue drops, and
-/// one RPC's bytes on the wire.
-fn window_run(loop_ns: u64, gap: u64) -> (usize, u64, u64) {
-    let costs = json!({"cpu": {
+/// over a 10 ms link, reading costing 10 µs per RPC and the `[cpu]` fields `costs` the
+/// rest; the run and one RPC's bytes on the wire. Hosts of two nodes, nodes 1 and 3
+/// idle, so each end has a time-sliced core to itself.
+fn window_sim(gap: u64, costs: serde_json::Value) -> (Simulation, u64) {
+    let mut cpu = json!({
         "nodes_per_host": 2, "cores": 1, "time_slice_ns": 100 * MS,
-        "per_rpc_received_ns": 10 * US, "per_rpc_loop_ns": loop_ns, "event_loop": true,
-    }});
-    // Node 0 to node 2: hosts of two nodes, nodes 1 and 3 idle, so each end has a
-    // time-sliced core to itself.
-    let c = config(4, "floodsub", 10 * MS, 2 * S, 1, costs);
+        "per_rpc_received_ns": 10 * US, "event_loop": true,
+    });
+    cpu.as_object_mut()
+        .unwrap()
+        .extend(costs.as_object().unwrap().clone());
+    let c = config(4, "floodsub", 10 * MS, 2 * S, 1, json!({ "cpu": cpu }));
     let schedule = messages(0, 100 * MS, gap, 400, 1000);
     let mut sim = Simulation::new(&c, &[(0, 2)], &schedule).unwrap();
     sim.run();
     let rpc = WireSizes::frame(WireSizes::new(&c.protocol).publish_field(1000));
+    (sim, rpc)
+}
+
+/// The window run with an event loop of `loop_ns` per RPC at node 2 (sending free):
+/// node 2's deliveries, the sender's outbound-queue drops, and one RPC's bytes.
+fn window_run(loop_ns: u64, gap: u64) -> (usize, u64, u64) {
+    let (sim, rpc) = window_sim(gap, json!({ "per_rpc_loop_ns": loop_ns }));
     let delivered = sim.output().deliveries.t_ns.len();
     (delivered, drops(&sim, "outbound-queue-full"), rpc)
 }
@@ -143,20 +151,12 @@ fn a_receiver_whose_loop_falls_behind_makes_its_sender_drop() {
     assert!(dropped > 0, "no drop at the sender");
 }
 
-/// Node 2's CPU over the window run (one window update per half window it reads, each
-/// written by its sendLoop), reading 400 of node 0's 1000-byte RPCs at 10 µs each and
-/// writing at `sent` per RPC: node 2 has nothing else to write (floodsub sends a message
-/// back to no one).
+/// Node 2's CPU over the window run at one RPC a millisecond (one window update per
+/// half window it reads, each written by its sendLoop), writing at `sent` per RPC: node
+/// 2 has nothing else to write (floodsub sends a message back to no one). Also one
+/// RPC's bytes.
 fn receiver_cpu(sent: u64) -> (u64, u64) {
-    let costs = json!({"cpu": {
-        "nodes_per_host": 2, "cores": 1, "time_slice_ns": 100 * MS,
-        "per_rpc_received_ns": 10 * US, "per_rpc_sent_ns": sent, "event_loop": true,
-    }});
-    let c = config(4, "floodsub", 10 * MS, 2 * S, 1, costs);
-    let schedule = messages(0, 100 * MS, MS, 400, 1000);
-    let mut sim = Simulation::new(&c, &[(0, 2)], &schedule).unwrap();
-    sim.run();
-    let rpc = WireSizes::frame(WireSizes::new(&c.protocol).publish_field(1000));
+    let (sim, rpc) = window_sim(MS, json!({ "per_rpc_sent_ns": sent }));
     let s = sim.cpu_samples().expect("the scenario charges CPU");
     let used = (0..s.node.len())
         .filter(|&i| s.node[i] == 2)
