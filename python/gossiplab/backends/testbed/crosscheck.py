@@ -36,6 +36,7 @@ from gossiplab.backends.model import unsupported_features as model_unsupported
 from gossiplab.backends.simnet.support import unsupported_features as simnet_unsupported
 from gossiplab.backends.testbed import crosscheck_over_time as over_time
 from gossiplab.backends.testbed import crosscheck_targets as targets
+from gossiplab.backends.testbed.crosscheck_speed import speed_note
 from gossiplab.backends.testbed.losses import drop_places
 from gossiplab.backends.testbed.partialcheck import METRICS as PARTIAL_METRICS
 from gossiplab.backends.testbed.partialcheck import partial_figures
@@ -387,9 +388,12 @@ def run_crosscheck(
     by_time = over_time.side_by_side(by_time_frames)
     values = {r.metric: (r.model, r.partner) for r in rows}
     verdicts = targets.verdicts(values, summaries["model"], summaries[against])
+    node_cpus = len(s.testbed.node_cpus) if s.testbed.node_cpus else None
+    speed = speed_note(s.cpu.costs == "measured", node_cpus, summaries["model"], summaries[against])
     text = (
         markdown(rows, command, against)
         + targets.markdown(verdicts, against)
+        + speed
         + over_time.markdown(by_time, list(backends))
     )
     (out / TABLE_MD).write_text(text, encoding="utf-8")
@@ -417,7 +421,11 @@ def run_crosscheck(
         draw_over_time(by_time_frames, out / over_time.FIGURE),
     )
     runs = {b: summaries[b]["run"] for b in backends}
-    tables = (targets.html_table(verdicts, against), over_time.html_table(by_time, list(backends)))
+    speed_paragraph = f"<p>{html.escape(speed.strip())}</p>" if speed else ""
+    tables = (
+        targets.html_table(verdicts, against) + speed_paragraph,
+        over_time.html_table(by_time, list(backends)),
+    )
     page = _page(rows, command, figures, tables, runs, against)
     (out / REPORT_HTML).write_text(page, encoding="utf-8")
     return CrosscheckResult(out, rows, text, out / REPORT_HTML)
