@@ -29,13 +29,15 @@ NETSTAT = {"TcpExt": ("TCPOrigDataSent", "TCPAutoCorking", "DelayedACKs")}
 
 
 def counters(text: str, wanted: dict[str, tuple[str, ...]]) -> Counter[str]:
-    """The wanted fields of a /proc/net file: lines come in pairs, names then values."""
+    """The wanted fields of a /proc/net file: lines come in pairs, names then values. A
+    field this kernel does not count is left out."""
     lines = [line.split() for line in text.splitlines() if line]
     found: Counter[str] = Counter()
     for names, values in zip(lines[::2], lines[1::2], strict=True):
         table = names[0].rstrip(":")
         for field in wanted.get(table, ()):
-            found[field] += int(values[names.index(field)])
+            if field in names:
+                found[field] += int(values[names.index(field)])
     return found
 
 
