@@ -109,13 +109,16 @@ def test_a_run_confines_its_nodes_and_its_delay_stage(
     seen: dict[str, list[str]] = {}
     await_ready = orchestrate.Testbed.await_ready
 
-    def look_then_wait(bed: orchestrate.Testbed) -> Any:
+    def wait_then_look(bed: orchestrate.Testbed) -> Any:
+        # Once ready, each node is its own binary: `taskset` set the mask, then exec'd it.
+        # (Read earlier, a node just spawned may still be `taskset` before it sets it.)
+        readiness = await_ready(bed)
         assert bed.delay is not None
         seen["nodes"] = [_allowed(pid) for pid in bed.pids().values()]
         seen["delay"] = [_allowed(bed.delay.pid)]
-        return await_ready(bed)
+        return readiness
 
-    monkeypatch.setattr(orchestrate.Testbed, "await_ready", look_then_wait)
+    monkeypatch.setattr(orchestrate.Testbed, "await_ready", wait_then_look)
     summary = run(_scenario(tmp_path, [1]), tmp_path / "out").summary["run"]["testbed"]
     assert seen == {"nodes": ["1", "1", "1"], "delay": ["0"]}
     assert summary["node_cpus"] == [1]
