@@ -174,6 +174,18 @@ impl SendLoop {
     /// it over, no slot used; returns `Taken`), into the slots if they all fit
     /// (`Queued`), else the writer parks holding it (`Parked`).
     pub fn put(&mut self, rpc: u32, urgent: bool, frames: u32) -> Put {
+        let put = self.admit(rpc, urgent, frames);
+        if put == Put::Parked {
+            debug_assert!(self.parked.is_none(), "one writer per stream");
+            self.parked = Some((rpc, urgent, frames));
+            self.update_parked_first = self.parked_update.is_some();
+        }
+        put
+    }
+
+    /// An entry of `frames` frames into `sendCh`: to an idle sendLoop waiting on it, into
+    /// the slots if they all fit, else nowhere (its sender parks).
+    fn admit(&mut self, rpc: u32, urgent: bool, frames: u32) -> Put {
         if self.writing.is_none() {
             debug_assert!(self.queued.is_empty(), "an idle sendLoop has taken all");
             self.writing = Some((rpc, urgent));
@@ -184,9 +196,6 @@ impl SendLoop {
             self.slots += frames;
             return Put::Queued;
         }
-        debug_assert!(self.parked.is_none(), "one writer per stream");
-        self.parked = Some((rpc, urgent, frames));
-        self.update_parked_first = self.parked_update.is_some();
         Put::Parked
     }
 
@@ -202,20 +211,13 @@ impl SendLoop {
         put
     }
 
-    /// The update in `sendCh` if there is room (or a sendLoop waiting).
+    /// The update in `sendCh` if there is room (or a sendLoop waiting), and on
+    /// `updates` then.
     fn admit_update(&mut self, update: ParkedUpdate) -> Put {
-        let put = if self.writing.is_none() {
-            debug_assert!(self.queued.is_empty(), "an idle sendLoop has taken all");
-            self.writing = Some((WINDOW_UPDATE, false));
-            Put::Taken
-        } else if self.slots < SEND_CH_SLOTS {
-            self.queued.push_back((WINDOW_UPDATE, false, 1));
-            self.slots += 1;
-            Put::Queued
-        } else {
-            return Put::Parked;
-        };
-        self.updates.push_back((update.link, update.delta));
+        let put = self.admit(WINDOW_UPDATE, false, 1);
+        if put != Put::Parked {
+            self.updates.push_back((update.link, update.delta));
+        }
         put
     }
 
