@@ -67,18 +67,27 @@ def test_a_scenario_on_one_core_pays_the_one_p_wake_up(tmp_path: Path) -> None:
     assert abs(difference_us - (WAKEUP_TWO_P_US - one_p_us)) < 1
 
 
-# docs/network-calibration.md, "On one P", by goroutine: the event loop's 5.5 µs per RPC
-# and, per message published, 5.7 µs plus 1.5 µs per forward, 60 µs per signature in the
-# validation worker, 4 µs per RPC written, and the node's wake-up fitted to the real
-# nodes' CPU with the model's own counts (bench/cpu_fit_wakeup.py): 45 µs.
+# docs/network-calibration.md, "Per goroutine turn": the one-P profiles by goroutine and
+# Go execution traces of the cliff file at 80-200 msg/s, each goroutine's CPU fitted as
+# a part per item and a part per turn (bench/cpu_fit_turns.py); the publisher's CPU per
+# publication (signing and ValidateLocal's check of it); the node's wake-up fitted to
+# the real nodes' CPU with the model's own counts (bench/cpu_fit_wakeup.py): 11 µs.
 LOOP_ONE_P_US = {
-    "per_rpc_loop": 5.5,
-    "per_publish_loop": 5.7,
-    "per_forward_loop": 1.5,
-    "per_copy": 60,
-    "per_node_wakeup": 45,
+    "per_rpc_loop": 3.59,
+    "per_publish_loop": 3.72,
+    "per_forward_loop": 0.98,
+    "per_loop_turn": 4.48,
+    "per_kb_received": 2.25,
+    "per_reader_turn": 10.73,
+    "per_rpc_sent": 4.44,
+    "per_kb_sent": 4.36,
+    "per_writer_turn": 1.37,
+    "per_send_loop_turn": 5.66,
+    "per_copy": 44.69,
+    "per_validator_turn": 28.72,
+    "per_publish": 94.3,
+    "per_node_wakeup": 11,
     "per_rpc_received": 0,
-    "per_rpc_sent": 4,
 }
 
 
@@ -97,6 +106,12 @@ def test_a_shared_core_gets_the_event_loop_and_the_split_by_goroutine() -> None:
     assert off.per_rpc_loop == 0 and off.per_publish_loop == 0 and off.per_forward_loop == 0
     assert off.per_node_wakeup == NODE_WAKEUP_ONE_P_US * US
     assert off.per_copy == 84 * US
+    assert off.per_validator_turn == 0 and off.per_loop_turn == 0, "turns: with the loop"
+    # Unsigned, the publisher neither signs nor checks a signature.
+    unsigned = parse_scenario(
+        {**_shared(), "protocol": {"signing": "strict-no-sign", "message_id": "ethereum"}}, HERE
+    ).cpu
+    assert unsigned.per_publish == round((94.3 - 17.3 - 49.8) * US)
 
 
 def test_the_measured_costs_hold_the_kernel_s_packet_work_already() -> None:

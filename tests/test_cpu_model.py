@@ -52,6 +52,26 @@ def test_each_cost_has_its_own_sigma_defaulting_to_the_common_one() -> None:
     assert (cpu["per_read_wakeup_ns"], cpu["sigma_per_read_wakeup"]) == (67_000, 0.5)
 
 
+def test_a_validator_turn_reaches_the_engine_and_delays_the_copy(tmp_path: Path) -> None:
+    # Two nodes on one time-sliced core, one message: the receiver's validation worker
+    # takes the copy in a turn of its own, so its turn's cost delays the copy by exactly
+    # that much (the timelines are in crates/engine/tests/event_loop.rs).
+    def latency_ms(turn: str) -> float:
+        data = {
+            "topology": {"kind": "line", "nodes": 2},
+            "cpu": {"nodes_per_host": 2, "per_copy": "10us", "per_validator_turn": turn},
+            "workload": {"messages": 1, "warmup": "1s", "cooldown": "1s"},
+        }
+        s = parse_scenario(data, tmp_path)
+        assert (
+            engine_config(s, 2, 10**9)["cpu"]["per_validator_turn_ns"] == s.cpu.per_validator_turn
+        )
+        summary = run(s, tmp_path / turn).summary
+        return float(summary["receipt_latency_ms"]["max"])
+
+    assert latency_ms("2ms") - latency_ms("0us") == pytest.approx(2.0)
+
+
 def test_the_kernel_s_work_per_segment_reaches_the_engine_and_delays_the_copy(
     tmp_path: Path,
 ) -> None:
@@ -205,3 +225,16 @@ def test_rpcs_that_arrive_together_share_their_readers_wake_up(tmp_path: Path) -
     }
     latency = run(parse_scenario(data, tmp_path), tmp_path / "run").summary["receipt_latency_ms"]
     assert (latency["count"], latency["min"], latency["max"]) == (4, 13.0, 15.0)
+
+
+def test_the_report_line_names_the_costs_per_goroutine_turn() -> None:
+    turns = {"nodes_per_host": 40, "per_writer_turn": "4us", "per_loop_turn": "2.5us"}
+    line = cpu_per_hop(parse_scenario({"cpu": turns}, HERE))
+    assert line.startswith("per goroutine turn: writer 4 µs, event loop 2.5 µs; 40 nodes")
+    line = cpu_per_hop(parse_scenario({"cpu": {**turns, "per_copy": "60us"}}, HERE))
+    assert line.startswith("validate 60 µs/copy; per goroutine turn: writer 4 µs, event loop")
+
+
+def test_a_turn_cost_on_a_host_without_time_slices_names_the_field() -> None:
+    with pytest.raises(ScenarioError, match=r"cpu\.per_writer_turn .* time-sliced hosts only"):
+        parse_scenario({"cpu": {"per_writer_turn": "4us"}}, HERE)

@@ -8,6 +8,7 @@
 use serde::Deserialize;
 
 use crate::error::EngineError;
+use crate::goroutines::TurnCosts;
 pub use crate::partial::PartialConfig;
 
 pub type Time = u64;
@@ -91,9 +92,28 @@ pub struct CpuConfig {
     pub per_publish_loop_ns: Time,
     /// The event loop's work per peer it forwards a message to (`gossipsub.go:sendRPC`).
     pub per_forward_loop_ns: Time,
+    /// Each turn of a goroutine of that kind, on time-sliced hosts
+    /// (`goroutines.rs`, `TurnCosts`): a peer's reader, a peer's writer, the validation
+    /// worker, the event loop, a connection's yamux `sendLoop`.
+    pub per_reader_turn_ns: Time,
+    pub per_writer_turn_ns: Time,
+    pub per_validator_turn_ns: Time,
+    pub per_loop_turn_ns: Time,
+    pub per_send_loop_turn_ns: Time,
 }
 
 impl CpuConfig {
+    /// What each kind of goroutine's turn costs.
+    pub fn turn_costs(&self) -> TurnCosts {
+        TurnCosts {
+            reader: self.per_reader_turn_ns,
+            writer: self.per_writer_turn_ns,
+            validator: self.per_validator_turn_ns,
+            event_loop: self.per_loop_turn_ns,
+            send_loop: self.per_send_loop_turn_ns,
+        }
+    }
+
     /// True if some work costs CPU (apart from `NetworkConfig::cpu_per_message_ns`).
     pub fn charges(&self) -> bool {
         [
@@ -109,6 +129,11 @@ impl CpuConfig {
             self.per_rpc_loop_ns,
             self.per_publish_loop_ns,
             self.per_forward_loop_ns,
+            self.per_reader_turn_ns,
+            self.per_writer_turn_ns,
+            self.per_validator_turn_ns,
+            self.per_loop_turn_ns,
+            self.per_send_loop_turn_ns,
         ]
         .iter()
         .any(|&c| c > 0)
@@ -163,6 +188,11 @@ impl Default for CpuConfig {
             per_rpc_loop_ns: 0,
             per_publish_loop_ns: 0,
             per_forward_loop_ns: 0,
+            per_reader_turn_ns: 0,
+            per_writer_turn_ns: 0,
+            per_validator_turn_ns: 0,
+            per_loop_turn_ns: 0,
+            per_send_loop_turn_ns: 0,
         }
     }
 }

@@ -145,7 +145,7 @@ impl Cpu {
             let slice = config
                 .time_slice_ns
                 .unwrap_or_else(|| kernel_default_slice(cores));
-            Slices::new(nodes, per_host, cores, slice)
+            Slices::new(nodes, per_host, cores, slice, config.turn_costs())
         });
         Self {
             cores: cores as usize,

@@ -115,6 +115,35 @@ pub enum Goroutine {
     SendLoop(u32),
 }
 
+/// CPU a goroutine of each kind spends once per turn (each time the scheduler runs it
+/// after it waited), whatever it then does (`per_*_turn`): go's switch to it
+/// (`runtime/proc.go:execute`, `gogo`) and its code and data brought back into the
+/// caches, which a goroutine that works through many items in one turn pays once.
+/// Profiles by goroutine show each one's cost per item fall as its turns take more
+/// items (docs/network-calibration.md, "Per goroutine turn").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TurnCosts {
+    pub reader: Time,
+    pub writer: Time,
+    pub validator: Time,
+    pub event_loop: Time,
+    pub send_loop: Time,
+}
+
+impl TurnCosts {
+    /// The cost of a turn of goroutine `id` (the publisher's is in `per_publish`).
+    pub fn of(&self, id: Goroutine) -> Time {
+        match id {
+            Goroutine::Reader(_) => self.reader,
+            Goroutine::Writer(_) => self.writer,
+            Goroutine::Validator => self.validator,
+            Goroutine::Loop => self.event_loop,
+            Goroutine::SendLoop(_) => self.send_loop,
+            Goroutine::Publisher => 0,
+        }
+    }
+}
+
 /// How a waiting goroutine becomes runnable (`runtime/proc.go:ready`, `runqput`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Wake {
@@ -158,6 +187,8 @@ pub struct Process {
     runnext: Option<u32>,
     /// Goroutines a timer readied while one ran: they take `runnext` at its end.
     timer_ready: Vec<u32>,
+    /// What a turn of each kind of goroutine costs, added to the first piece of the turn.
+    turn_costs: TurnCosts,
     /// The running goroutine's piece is done and its event is being carried out: work
     /// it gives another goroutine of the node now is its hand-off (`Wake::Next`).
     handing_off: bool,
@@ -181,6 +212,14 @@ pub struct Process {
 }
 
 impl Process {
+    /// A node's goroutines, whose turns cost `turn_costs`.
+    pub fn new(turn_costs: TurnCosts) -> Self {
+        Self {
+            turn_costs,
+            ..Self::default()
+        }
+    }
+
     /// `id` has a piece of work of `cost`; `event` happens when it is done. If `id` was
     /// waiting (no work, not parked), `wake` says where it goes.
     pub fn push(&mut self, id: Goroutine, cost: Time, event: Event, wake: Wake) {
@@ -210,8 +249,20 @@ impl Process {
         if r.runnable || r.blocked {
             return None;
         }
+        // A goroutine that waited has no work left: this piece starts its turn.
+        debug_assert_eq!(r.pieces.len(), 1, "a waiting goroutine has no work");
         r.runnable = true;
+        self.start_turn(i);
         Some(i as u32)
+    }
+
+    /// Goroutine `i` will get a turn: its first piece carries the turn's cost.
+    fn start_turn(&mut self, i: usize) {
+        let r = &mut self.routines[i];
+        let cost = self.turn_costs.of(r.id);
+        if let Some(piece) = r.pieces.front_mut() {
+            piece.left += cost;
+        }
     }
 
     /// Where goroutine `id` is in `routines`, if it ever had work.
@@ -296,6 +347,7 @@ impl Process {
         r.blocked = false;
         if !r.pieces.is_empty() && !r.runnable {
             r.runnable = true;
+            self.start_turn(i);
             self.ready(i as u32, Wake::Next);
         }
     }
@@ -397,6 +449,7 @@ impl Process {
                 self.turn = 0;
             }
         } else if self.turn >= GO_TURN {
+            self.start_turn(front as usize);
             self.run_queue.pop_front();
             self.global.push_back(front);
             self.schedule();
@@ -461,6 +514,65 @@ mod tests {
         assert_eq!(done(&mut p, 5), Some(b), "the validator keeps its turn");
         assert_eq!(done(&mut p, 1), Some(c));
         assert!(!p.has_work());
+    }
+
+    #[test]
+    fn a_goroutine_pays_its_turn_once_for_all_it_takes_in_the_turn() {
+        // A writer loops over its peer's queue without blocking while it has work
+        // (comm.go:handleSendingMessages, rpc_queue.go:Pop): two RPCs queued before it
+        // runs are one turn; one queued after it blocked starts a new turn.
+        let costs = TurnCosts {
+            writer: 4,
+            validator: 9,
+            ..TurnCosts::default()
+        };
+        let mut p = Process::new(costs);
+        let writer = Goroutine::Writer(2);
+        let (a, b, c, v) = (
+            Event::Signed { msg: 1 },
+            Event::Signed { msg: 2 },
+            Event::Signed { msg: 3 },
+            Event::Signed { msg: 4 },
+        );
+        p.push(writer, 10, a, Wake::Tail);
+        p.push(writer, 10, b, Wake::Tail);
+        p.push(Goroutine::Validator, 20, v, Wake::Tail);
+        assert_eq!(p.until_tick(), 14, "the turn's cost with its first RPC");
+        assert_eq!(done(&mut p, 14), Some(a));
+        assert_eq!(p.until_tick(), 10, "the second RPC in the same turn");
+        assert_eq!(done(&mut p, 10), Some(b));
+        assert_eq!(p.until_tick(), 29, "the validator's own turn");
+        assert_eq!(done(&mut p, 29), Some(v));
+        p.push(writer, 10, c, Wake::Tail);
+        assert_eq!(p.until_tick(), 14, "a new turn after the writer waited");
+    }
+
+    #[test]
+    fn a_parked_goroutine_let_in_starts_a_new_turn() {
+        // runtime/chan.go: a sender parked on a full channel is readied (goready) by the
+        // receiver and runs again as a new turn, with the work it kept.
+        let costs = TurnCosts {
+            writer: 4,
+            ..TurnCosts::default()
+        };
+        let mut p = Process::new(costs);
+        let writer = Goroutine::Writer(2);
+        let (a, b, l) = (
+            Event::Signed { msg: 1 },
+            Event::Signed { msg: 2 },
+            Event::Signed { msg: 3 },
+        );
+        p.push(writer, 10, a, Wake::Tail);
+        p.push(writer, 10, b, Wake::Tail);
+        assert_eq!(p.run_for(14), Some(a));
+        p.block(writer);
+        p.settle();
+        assert!(!p.has_work());
+        p.push(Goroutine::Loop, 5, l, Wake::Tail);
+        assert_eq!(p.run_for(5), Some(l));
+        p.unblock(writer);
+        p.settle();
+        assert_eq!(p.until_tick(), 14, "the kept RPC carries the new turn's cost");
     }
 
     /// A scheduling point of a node on a core at `now`, as `slices.rs` makes it.

@@ -43,7 +43,7 @@ use std::collections::VecDeque;
 
 use crate::config::Time;
 use crate::cpu_use::CpuUse;
-use crate::goroutines::{Goroutine, Process, Wake};
+use crate::goroutines::{Goroutine, Process, TurnCosts, Wake};
 use crate::queue::{Event, EventQueue};
 
 /// Linux's default time slice on a host of `cores` cores, in nanoseconds.
@@ -104,7 +104,14 @@ pub struct Slices {
 }
 
 impl Slices {
-    pub fn new(nodes: u32, nodes_per_host: u32, cores: u32, slice: Time) -> Self {
+    /// Hosts for `nodes` nodes, whose goroutines' turns cost `turn_costs`.
+    pub fn new(
+        nodes: u32,
+        nodes_per_host: u32,
+        cores: u32,
+        slice: Time,
+        turn_costs: TurnCosts,
+    ) -> Self {
         let hosts = nodes.div_ceil(nodes_per_host).max(1);
         let idle = Core {
             node: IDLE,
@@ -123,7 +130,12 @@ impl Slices {
                     last_v: 0,
                 })
                 .collect(),
-            procs: (0..nodes).map(|_| Node::default()).collect(),
+            procs: (0..nodes)
+                .map(|_| Node {
+                    process: Process::new(turn_costs),
+                    ..Node::default()
+                })
+                .collect(),
         }
     }
 

@@ -215,6 +215,29 @@ fn a_validated_copy_is_delivered_by_the_event_loop() {
 }
 
 #[test]
+fn each_goroutine_pays_its_turn_once_for_the_items_it_takes_in_it() {
+    // The run of `a_validated_copy_is_delivered_by_the_event_loop`, with a cost per
+    // goroutine turn (goroutines.rs, TurnCosts): each goroutine loops over its queue
+    // without blocking while it has work (pubsub.go:processLoop's select,
+    // validation.go:validateWorker, comm.go:handleNewStream), so a turn's cost goes
+    // with its first item. The reader reads RPCs 1 and 2 in one turn, 0-13 and 13-23;
+    // the loop, readied by the first, handles both in one turn, 23-153 and 153-253;
+    // the worker validates both in one turn, 253-280 and 280-300, and readies the
+    // loop, which publishes copy 1 in a new turn, 300-380, and copy 2, 380-430.
+    let at = deliveries_at_costs(
+        json!({"cpu": {
+            "nodes_per_host": 2, "cores": 1, "time_slice_ns": 100 * MS,
+            "per_rpc_received_ns": 10 * US, "per_copy_ns": 20 * US,
+            "per_rpc_loop_ns": 100 * US, "per_publish_loop_ns": 50 * US,
+            "event_loop": true, "per_reader_turn_ns": 3 * US,
+            "per_loop_turn_ns": 30 * US, "per_validator_turn_ns": 7 * US,
+        }}),
+        2,
+    );
+    assert_eq!(at, [380 * US, 430 * US]);
+}
+
+#[test]
 fn a_message_with_nothing_to_validate_is_published_while_its_rpc_is_handled() {
     // Unsigned, no validator: validation.go:Push returns true and pubsub.go:pushMsg
     // calls publishMessage inside handleIncomingRPC, so the loop's piece for the RPC

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from gossiplab.scenario import ProtocolConfig, ScoreConfig
-from gossiplab.scenario.cpu import CpuConfig
+from gossiplab.scenario.cpu import TURN_FIELDS, CpuConfig
 
 
 def protocol_params(p: ProtocolConfig) -> dict[str, Any]:
@@ -102,4 +102,5 @@ def engine_cpu(cpu: CpuConfig) -> dict[str, Any]:
         "per_rpc_loop_ns": cpu.per_rpc_loop,
         "per_publish_loop_ns": cpu.per_publish_loop,
         "per_forward_loop_ns": cpu.per_forward_loop,
+        **{f"{name}_ns": getattr(cpu, name) for name in TURN_FIELDS},
     }

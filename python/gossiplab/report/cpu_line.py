@@ -65,20 +65,37 @@ def cpu_per_hop(s: Scenario) -> str:
         validate,
     ]
     charged = [step for step in steps if step]
-    if not charged:
-        return "none: no CPU cost is set ([cpu], network.cpu_per_message)"
-    line = ", ".join(charged)
+    parts = [", ".join(charged)] if charged else []
     if cpu.per_node_wakeup:
-        line += f"; node wake-up {_us(cpu.per_node_wakeup)}"
+        parts.append(f"node wake-up {_us(cpu.per_node_wakeup)}")
     if cpu.per_publish:
-        line += f"; publish {_us(cpu.per_publish)}"
-    line += _spread(cpu.sigma, cpu.sigmas())
+        parts.append(f"publish {_us(cpu.per_publish)}")
+    parts += _turns(s)
+    if not parts:
+        return "none: no CPU cost is set ([cpu], network.cpu_per_message)"
+    line = "; ".join(parts) + _spread(cpu.sigma, cpu.sigmas())
     hosts = "own host" if cpu.nodes_per_host == 1 else f"{cpu.nodes_per_host:,} nodes per host"
     cores = "1 core" if cpu.cores == 1 else f"{cpu.cores} cores"
     line = f"{line}; {hosts}, {cores}"
     if cpu.nodes_per_host > cpu.cores:
         line += f", time slices of {cpu.slice_ns() / 1e6:g} ms"
     return line
+
+
+_TURN_NAMES = {
+    "per_reader_turn": "reader",
+    "per_writer_turn": "writer",
+    "per_validator_turn": "validator",
+    "per_loop_turn": "event loop",
+    "per_send_loop_turn": "yamux sendLoop",
+}
+
+
+def _turns(s: Scenario) -> list[str]:
+    """The costs per goroutine turn, shared by what a goroutine takes in one turn."""
+    charged = [(name, getattr(s.cpu, field)) for field, name in _TURN_NAMES.items()]
+    turns = [f"{name} {_us(ns)}" for name, ns in charged if ns]
+    return [f"per goroutine turn: {', '.join(turns)}"] if turns else []
 
 
 def _spread(sigma: float, sigmas: dict[str, float]) -> str:

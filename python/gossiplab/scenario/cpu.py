@@ -64,32 +64,48 @@ MEASURED_ONE_P: dict[str, int] = {
     "per_rpc_sent": MEASURED["per_rpc_sent"] + 1_750,
 }
 # The same nodes with pubsub's event loop modelled (`event_loop`, on a time-sliced host of
-# one core): each cost on the goroutine that pays it in go, from the one-P profiles by
-# goroutine (bench/cpu_profile_goroutines.py; docs/network-calibration.md, "On one P").
-# The loop takes 5.5 µs per RPC it handles (pubsub.go:handleIncomingRPC, its select), and
-# per message it publishes (publishMessage) 5.7 µs plus 1.5 µs per peer it forwards it to
-# (gossipsub.go:sendRPC, pushing onto the peer's queue; the profiles' samples under
-# sendRPC over the payload RPCs queued); the validation worker 60 µs per copy; nothing per
-# RPC read, 4 µs per RPC written. What falls with load is the node's wake-up, fitted so
-# that the model's nodes, with their own counts, use the CPU the real nodes of the one-P
-# calibration runs used (bench/cpu_fit_wakeup.py on ten runs with Linux's default
-# congestion control, docs/network-calibration.md, "On one P"): 45 µs, of which
-# SWITCHES_PER_NODE_WAKEUP × 10.38 µs is the runtime's switches and the rest the work that
-# costs more on a node that was idle (cold caches).
+# one core): each cost on the goroutine that pays it in go, split into a part per item and
+# a part per turn of the goroutine (its switch, its state back into the caches: a busy
+# goroutine takes many items a turn and pays less per item). Fitted on one hour's
+# profiles by goroutine and Go execution traces of the cliff file at 80-200 msg/s
+# (bench/cpu_fit_turns.py; docs/network-calibration.md, "Per goroutine turn"), the
+# collector's and the testbed's tracer's work apportioned to the goroutines by their CPU:
+# the loop 3.59 µs per RPC it handles (pubsub.go:handleIncomingRPC), 3.72 µs per message
+# it publishes (publishMessage) and 0.98 µs per peer it forwards it to
+# (gossipsub.go:sendRPC), 4.48 µs per turn; the readers (handleNewStream, yamux's
+# recvLoop) 2.25 µs per kB, 10.73 µs per turn; the writers 1.37 µs per turn, their
+# 1.54 µs per RPC charged with the sendLoop's 2.90 µs per RPC and 4.36 µs per kB, the
+# sendLoop 5.66 µs per turn; the validation worker 44.69 µs per copy, 28.72 µs per turn;
+# the publisher 94.3 µs per publication (topic.go:Publish signs, then ValidateLocal checks
+# the signature just made). What is left, the runtime's work on a node that was idle, is
+# the node's wake-up, fitted so that the model's nodes, with their own counts, use the
+# CPU the real nodes of that hour's ten one-P calibration runs used (bench/cpu_fit_wakeup.py).
 MEASURED_ONE_P_LOOP: dict[str, int] = {
     **MEASURED,
     "per_read_wakeup": 0,
-    "per_node_wakeup": 45 * US,
+    "per_node_wakeup": 11 * US,
     "per_rpc_received": 0,
-    "per_rpc_sent": MEASURED["per_rpc_sent"],
-    "per_rpc_loop": 5_500,
-    "per_publish_loop": 5_700,
-    "per_forward_loop": 1_500,
+    "per_kb_received": 2_250,
+    "per_rpc_sent": 4_440,
+    "per_kb_sent": 4_360,
+    "per_rpc_loop": 3_590,
+    "per_publish_loop": 3_720,
+    "per_forward_loop": 980,
+    "per_reader_turn": 10_730,
+    "per_writer_turn": 1_370,
+    "per_validator_turn": 28_720,
+    "per_loop_turn": 4_480,
+    "per_send_loop_turn": 5_660,
 }
 MEASURED_PER_COPY = {"strict-sign": 84 * US, "strict-no-sign": 0}
 # ed25519 in the validation worker on one P (validation.go:validateWorker), with the loop
-# modelled: without it the 84 µs also carries the loop's publishMessage.
-MEASURED_PER_COPY_ONE_P_LOOP = {"strict-sign": 60 * US, "strict-no-sign": 0}
+# modelled, besides its per_validator_turn: without the loop the 84 µs also carries the
+# loop's publishMessage.
+MEASURED_PER_COPY_ONE_P_LOOP = {"strict-sign": 44_690, "strict-no-sign": 0}
+# The publisher's CPU per publication on one P with the loop (topic.go:Publish); unsigned,
+# the same less one ed25519 signing and one verification (17.3 and 49.8 µs,
+# `go test crypto/ed25519 -bench 'Signing|Verification'` on this machine).
+MEASURED_PER_PUBLISH_ONE_P_LOOP = {"strict-sign": 94_300, "strict-no-sign": 27_200}
 COST_FIELDS = (
     "per_copy",
     "per_rpc_received",
@@ -100,6 +116,15 @@ COST_FIELDS = (
     "per_kb_sent",
     "per_publish",
     "per_segment_kernel",
+)
+
+# Costs per goroutine turn (constant: no sigma of their own).
+TURN_FIELDS = (
+    "per_reader_turn",
+    "per_writer_turn",
+    "per_validator_turn",
+    "per_loop_turn",
+    "per_send_loop_turn",
 )
 
 
@@ -151,6 +176,26 @@ class CpuConfig(Section):
     per_publish_loop: Duration = 0
     # The event loop's work per peer it forwards a message to (gossipsub.go:sendRPC).
     per_forward_loop: Duration = 0
+    # Each turn of a goroutine (each time Go's scheduler runs it after it waited),
+    # whatever it then does: the switch, its state back into the caches. Shared by the
+    # items it takes in that turn, so a busy goroutine pays less per item. Time-sliced
+    # hosts only (crates/engine/src/goroutines.rs, TurnCosts).
+    per_reader_turn: Duration = 0
+    per_writer_turn: Duration = 0
+    per_validator_turn: Duration = 0
+    per_loop_turn: Duration = 0
+    per_send_loop_turn: Duration = 0
+
+    @model_validator(mode="after")
+    def _turns_on_shared_hosts(self) -> CpuConfig:
+        charged = [name for name in TURN_FIELDS if getattr(self, name)]
+        if charged and self.nodes_per_host <= self.cores:
+            raise ValueError(
+                f"cpu.{charged[0]} is charged on time-sliced hosts only, where the model "
+                "runs each node's goroutines: set cpu.nodes_per_host above cpu.cores, or "
+                f'cpu.{charged[0]} = "0us"'
+            )
+        return self
 
     @model_validator(mode="after")
     def _event_loop_on_shared_hosts(self) -> CpuConfig:
@@ -163,7 +208,8 @@ class CpuConfig(Section):
 
     def charges(self) -> bool:
         loop = (self.per_rpc_loop, self.per_publish_loop, self.per_forward_loop)
-        return any(getattr(self, name) for name in COST_FIELDS) or any(loop)
+        turns = (getattr(self, name) for name in TURN_FIELDS)
+        return any(getattr(self, name) for name in COST_FIELDS) or any(loop) or any(turns)
 
     def sigmas(self) -> dict[str, float]:
         """Each cost's lognormal shape, `sigma` where it has none of its own."""
@@ -229,9 +275,13 @@ def fill_measured(data: dict[str, Any]) -> dict[str, Any]:
     event_loop = measured_event_loop(data, cpu)
     costs = measured_costs(cores, event_loop)
     measured = {name: f"{ns}ns" for name, ns in costs.items()}
-    copies = MEASURED_PER_COPY_ONE_P_LOOP if cores == 1 and event_loop else MEASURED_PER_COPY
+    by_goroutine = cores == 1 and event_loop
+    copies = MEASURED_PER_COPY_ONE_P_LOOP if by_goroutine else MEASURED_PER_COPY
     per_copy = copies.get(signing, copies["strict-sign"])
     filled = {**measured, "per_copy": f"{per_copy}ns", "event_loop": event_loop}
+    if by_goroutine:
+        publish = MEASURED_PER_PUBLISH_ONE_P_LOOP
+        filled["per_publish"] = f"{publish.get(signing, publish['strict-sign'])}ns"
     return {**data, "cpu": {**filled, **cpu}}
 
 

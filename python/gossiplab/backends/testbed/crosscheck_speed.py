@@ -5,8 +5,8 @@
 node does after it was idle; in a slower hour real nodes use more CPU for the same
 work, and a crosscheck then compares the model with a different machine. Below
 saturation the nodes' CPU tells: if the real nodes used much more (or less) than the
-model's, the crosscheck says so and how to refit the one cost that carries it, the
-node's wake-up. Saturated nodes use their cores whatever their speed, so they tell
+model's, the crosscheck says so and how to refit the costs for that hour: each
+goroutine's costs per item and per turn, then the node's wake-up. Saturated nodes use their cores whatever their speed, so they tell
 nothing.
 """
 
@@ -19,7 +19,7 @@ TOLERANCE = 0.15
 within 16 %, the fit's errors are up to 14 %)."""
 SATURATED = 0.95
 """Nodes that kept this share of their cores busy or more measure the cores."""
-REFIT = "docs/network-calibration.md#in-a-slower-hour"
+REFIT = "docs/network-calibration.md#per-goroutine-turn"
 
 
 def _cores(summary: dict[str, Any]) -> float | None:
@@ -46,7 +46,8 @@ def speed_note(
         f"\nThe real nodes used {theirs:.3f} cores while publishing, the model's "
         f"{ours:.3f} ({difference:+.0%}): this machine ran them {pace} than on the day "
         "the measured costs were fitted, so the two backends do not run the same "
-        "machine. Refit the node's wake-up for this hour (bench/cpu_fit_wakeup.py on "
-        "calibration runs made now) and set `per_node_wakeup` under [cpu] "
-        f"({REFIT}).\n"
+        "machine. Refit the costs for this hour, each goroutine's per item and per turn "
+        "(bench/cpu_fit_turns.py on profiles and traces made now) and then the node's "
+        "wake-up (bench/cpu_fit_wakeup.py on calibration runs made now), and set them "
+        f"under [cpu] (`per_*_turn`, `per_node_wakeup`; {REFIT}).\n"
     )

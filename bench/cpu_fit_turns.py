@@ -1,0 +1,255 @@
+"""Each goroutine's CPU split into a part per item and a part per turn, from real nodes.
+
+A goroutine that takes many items in one turn (the scheduler ran it once, it worked
+through its queue, it blocked) pays its turn's fixed work once: go's switch to it and
+its code and data back into the caches. Profiles by goroutine show each one's cost per
+item fall with load (docs/network-calibration.md, "Per goroutine turn"); this script
+fits, per goroutine, CPU = a × items + b × turns over the nodes of runs at several
+loads, and prints what the model's costs per item and per turn become
+(`crates/engine/src/goroutines.rs`, `TurnCosts`).
+
+Takes pairs of results folders of the same scenario at each load: a `gossiplab profile`
+run (every node's CPU profile, split by goroutine as bench/cpu_profile_goroutines.py
+does) and a run with `[testbed] go_trace` (Go execution traces of some nodes; their
+goroutines' turns, `Runnable->Running`, as bench/go_trace_schedule.py counts them).
+For each traced node, its items per turn in the traced run (over the whole run: the
+trace covers it, and so do the counters below) turn its items in the profiled run into
+turns; each traced node of each load is one point of the fit, weighted by the inverse
+of its CPU (relative errors, as bench/cpu_calibration.py fits).
+
+Items per goroutine, as the model counts them:
+- event loop (`processLoop`, the heartbeat's part left out: the model has none): an RPC
+  it handles (`per_rpc_loop`), a message it publishes (`per_publish_loop`) and each
+  peer it forwards one to (`per_forward_loop`), weighed by the model's costs; a turn
+  takes RPCs and validated messages;
+- reader (`handleNewStream` and yamux's `recvLoop`): the kB it reads (`per_kb_received`);
+  a turn is `handleNewStream`'s;
+- writer (`handleSendingMessages`): an RPC; sendLoop (yamux's `sendLoop`): an RPC and
+  its kB (`per_rpc_sent`, `per_kb_sent`), one write syscall each;
+- validator (`validateWorker`): a copy validated.
+
+The collector (`gc`), the testbed's event tracer and the rest (`other`, the loop's
+heartbeat) do work for the goroutines' allocations and events, in no goroutine the
+model has: each node's share of them is apportioned to its goroutines by their CPU
+(`--apart` keeps them out). The scheduler's own work (`runtime`: `schedule`,
+`findRunnable`, the netpoller) is left to the node's wake-up, fitted after these
+(bench/cpu_fit_wakeup.py).
+
+A node's RPCs read are its payload copies received scaled by the run's RPCs per copy
+(every RPC written, one write syscall, is read by another node), as
+bench/cpu_calibration.py counts them.
+
+    .venv/bin/python bench/cpu_fit_turns.py PROFILED TRACED [PROFILED TRACED ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+sys.path.insert(0, str(Path(__file__).parent))
+from cpu_calibration import measure
+from cpu_profile_goroutines import profile_goroutines
+from go_trace_schedule import parse, parsed_lines
+
+# Profile rows of work done for the goroutines in none of the model's goroutines.
+APPORTIONED = ("gc", "tracer", "other", "loop: heartbeat")
+
+# The model's costs the fit scales (µs), python/gossiplab/scenario/cpu.py
+# MEASURED_ONE_P_LOOP: per RPC the loop handles, per message it publishes, per forward;
+# per kB read; per RPC and per kB written.
+LOOP_COSTS = {"rpcs_in": 5.5, "delivered": 5.7, "forwards": 1.5}
+READ_COSTS = {"kb_in": 6.0}
+SEND_COSTS = {"writes": 4.0, "kb_out": 6.0}
+
+
+@dataclass(frozen=True)
+class Goroutine:
+    """One goroutine of the model: its profile rows, its trace role, its items."""
+
+    name: str
+    profile: tuple[str, ...]
+    trace_role: str
+    # The items its turns take (counts below), and the model's cost of each (µs).
+    turn_items: tuple[str, ...]
+    costs: dict[str, float]
+
+
+GOROUTINES = (
+    Goroutine(
+        "event loop",
+        (
+            "loop: handleIncomingRPC",
+            "loop: publishMessage, sendRPC",
+            "loop: publishMessage, the rest",
+            "loop: select and the rest",
+        ),
+        "event loop",
+        ("rpcs_in", "delivered"),
+        LOOP_COSTS,
+    ),
+    Goroutine("reader", ("reader", "yamux-recv"), "reader", ("rpcs_in",), READ_COSTS),
+    Goroutine("writer", ("writer",), "writer", ("writes",), {"writes": 1.0}),
+    Goroutine("sendLoop", ("yamux-send",), "yamux sendLoop", ("writes",), SEND_COSTS),
+    Goroutine("validator", ("validator",), "validator", ("validated",), {"validated": 1.0}),
+)
+
+
+def node_counts(folder: Path) -> pl.DataFrame:
+    """Per node: CPU and items over the measured interval (`measure`), and kB each way."""
+    rows, _ = measure(folder)
+    kb = (
+        pl.read_parquet(folder / "traffic.parquet")
+        .group_by("node")
+        .agg(kb_in=pl.col("bytes_recv").sum() / 1000, kb_out=pl.col("bytes_sent").sum() / 1000)
+    )
+    forwards = (
+        pl.read_parquet(folder / "traffic.parquet")
+        .filter(pl.col("kind") == "payload")
+        .select("node", forwards=pl.col("msgs_sent").cast(pl.Float64))
+    )
+    # kB and forwards over the whole run, scaled to the measured interval by its RPCs.
+    whole = whole_run(folder).select("node", "writes")
+    return (
+        rows.join(kb, on="node")
+        .join(forwards, on="node")
+        .join(whole.rename({"writes": "writes_run"}), on="node")
+        .with_columns(
+            writes=pl.col("write_syscalls"),
+            share=pl.col("write_syscalls") / pl.col("writes_run"),
+        )
+        .with_columns(pl.col("kb_in", "kb_out", "forwards") * pl.col("share"))
+    )
+
+
+def whole_run(folder: Path) -> pl.DataFrame:
+    """Per node, items over the whole run (the span of an execution trace)."""
+    resources = pl.read_parquet(folder / "resources.parquet")
+    writes = resources.group_by("node").agg(
+        writes=pl.col("write_syscalls").sort_by("t_ns").last().cast(pl.Float64)
+    )
+    traffic = pl.read_parquet(folder / "traffic.parquet").filter(pl.col("kind") == "payload")
+    received = traffic.select("node", received=pl.col("msgs_recv").cast(pl.Float64))
+    delivered = pl.read_parquet(folder / "deliveries.parquet").group_by("node").len("delivered")
+    out = writes.join(received, on="node").join(delivered, on="node", how="left").fill_null(0)
+    rpcs_per_copy = out["writes"].sum() / out["received"].sum()
+    return out.with_columns(
+        rpcs_in=pl.col("received") * rpcs_per_copy,
+        validated=pl.col("delivered").cast(pl.Float64),
+    )
+
+
+def items_per_turn(traced: Path) -> pl.DataFrame:
+    """Per traced node and goroutine: items over the whole run over its turns."""
+    scenario = tomllib.loads((traced / "scenario.toml").read_text())
+    nodes = scenario["testbed"]["go_trace"]
+    whole = whole_run(traced)
+    rows = []
+    for node in nodes:
+        roles = parse(parsed_lines(traced / "go-traces" / f"node-{node}.trace")).running_by_role()
+        counts = whole.filter(pl.col("node") == node).row(0, named=True)
+        for g in GOROUTINES:
+            turns = roles[g.trace_role].turns if g.trace_role in roles else 0
+            items = sum(counts[i] for i in g.turn_items)
+            rows.append((node, g.name, items / turns if turns else float("nan")))
+    return pl.DataFrame(rows, schema=["node", "goroutine", "per_turn"], orient="row")
+
+
+def points(profiled: Path, traced: Path, apportion: bool) -> pl.DataFrame:
+    """Per traced node and goroutine of one load: CPU (µs), items cost, turns."""
+    counts = node_counts(profiled)
+    ipt = items_per_turn(traced)
+    rows = []
+    for node in ipt["node"].unique().sort():
+        profile = profile_goroutines(profiled / "testbed" / f"node{node}" / "cpu.pprof")
+        total = sum(v for k, v in profile.items())
+        own = sum(profile[p] for g in GOROUTINES for p in g.profile) + profile["publisher"]
+        inflate = 1 + sum(profile[p] for p in APPORTIONED) / own if apportion else 1.0
+        c = counts.filter(pl.col("node") == node).row(0, named=True)
+        for g in GOROUTINES:
+            share = sum(profile[p] for p in g.profile) / total * inflate
+            cpu_us = share * c["cpu_s"] * 1e6
+            model_us = sum(cost * c[item] for item, cost in g.costs.items())
+            items = sum(c[i] for i in g.turn_items)
+            per_turn = ipt.filter((pl.col("node") == node) & (pl.col("goroutine") == g.name))
+            turns = items / per_turn["per_turn"][0]
+            rows.append((profiled.name, node, g.name, cpu_us, model_us, items, turns))
+    return pl.DataFrame(
+        rows,
+        schema=["run", "node", "goroutine", "cpu_us", "model_us", "items", "turns"],
+        orient="row",
+    )
+
+
+def publisher_us(profiled: Path, apportion: bool) -> tuple[float, float]:
+    """The publisher's CPU (µs, apportioned as the goroutines') and its publications,
+    summed over every node of one run (`topic.go:Publish`: signing and `ValidateLocal`,
+    which checks the signature just made)."""
+    counts = node_counts(profiled)
+    published = pl.read_parquet(profiled / "publishes.parquet")
+    start = published["t_publish_ns"].min()
+    cpu_us = 0.0
+    for row in counts.iter_rows(named=True):
+        profile = profile_goroutines(profiled / "testbed" / f"node{row['node']}" / "cpu.pprof")
+        own = sum(profile[p] for g in GOROUTINES for p in g.profile) + profile["publisher"]
+        inflate = 1 + sum(profile[p] for p in APPORTIONED) / own if apportion else 1.0
+        share = profile["publisher"] / sum(profile.values()) * inflate
+        cpu_us += share * row["cpu_s"] * 1e6
+    return cpu_us, float(published.filter(pl.col("t_publish_ns") >= start).height)
+
+
+def fit(rows: pl.DataFrame) -> tuple[float, float, float]:
+    """CPU = scale × the model's item costs + µs per turn; and the rms relative error."""
+    rows = rows.filter(pl.col("turns").is_finite() & (pl.col("cpu_us") > 0))
+    x = rows.select("model_us", "turns").to_numpy()
+    y = rows["cpu_us"].to_numpy()
+    weight = 1 / y
+    coef, *_ = np.linalg.lstsq(x * weight[:, None], y * weight, rcond=None)
+    rms = float(np.sqrt(np.mean(((x @ coef) / y - 1) ** 2)))
+    return float(coef[0]), float(coef[1]), rms
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("folders", type=Path, nargs="+", help="PROFILED TRACED pairs")
+    parser.add_argument("--apart", action="store_true", help="do not apportion gc, tracer")
+    args = parser.parse_args()
+    if len(args.folders) % 2:
+        parser.error("give the folders in pairs: PROFILED TRACED")
+    pairs = list(zip(args.folders[::2], args.folders[1::2], strict=True))
+    table = pl.concat([points(p, t, not args.apart) for p, t in pairs])
+    summary = table.group_by("run", "goroutine", maintain_order=True).agg(
+        us_per_item=pl.col("cpu_us").sum() / pl.col("items").sum(),
+        items_per_turn=pl.col("items").sum() / pl.col("turns").sum(),
+        real_over_model=pl.col("cpu_us").sum() / pl.col("model_us").sum(),
+    )
+    with pl.Config(tbl_rows=-1, tbl_cols=-1, float_precision=2, tbl_width_chars=200):
+        print("traced nodes, per load:")
+        for value in ("us_per_item", "items_per_turn", "real_over_model"):
+            print(f"{value}:")
+            print(summary.pivot(on="goroutine", index="run", values=value))
+    totals = table.group_by("run", "goroutine", maintain_order=True).agg(
+        pl.col("cpu_us", "model_us", "items", "turns").sum()
+    )
+    for label, rows in (("each traced node", table), ("the traced nodes' sums", totals)):
+        print(f"\nfit over {label} of every load (CPU = scale × model item costs + turn):")
+        for g in GOROUTINES:
+            scale, turn, rms = fit(rows.filter(pl.col("goroutine") == g.name))
+            costs = ", ".join(f"{item} {scale * cost:.2f} µs" for item, cost in g.costs.items())
+            print(
+                f"  {g.name:<10} scale {scale:.3f} ({costs}), {turn:.2f} µs per turn, rms {rms:.3f}"
+            )
+
+    spent = [publisher_us(p, not args.apart) for p, _ in pairs]
+    per_publish = sum(cpu for cpu, _ in spent) / sum(n for _, n in spent)
+    print(f"  publisher  {per_publish:.1f} µs per publication (every node of every load)")
+
+
+if __name__ == "__main__":
+    main()
