@@ -572,7 +572,11 @@ mod tests {
         assert_eq!(p.run_for(5), Some(l));
         p.unblock(writer);
         p.settle();
-        assert_eq!(p.until_tick(), 14, "the kept RPC carries the new turn's cost");
+        assert_eq!(
+            p.until_tick(),
+            14,
+            "the kept RPC carries the new turn's cost"
+        );
     }
 
     /// A scheduling point of a node on a core at `now`, as `slices.rs` makes it.

@@ -34,6 +34,7 @@ from gossiplab.analysis.results import load_results
 from gossiplab.backends.model import ProgressCallback
 from gossiplab.backends.model import unsupported_features as model_unsupported
 from gossiplab.backends.simnet.support import unsupported_features as simnet_unsupported
+from gossiplab.backends.testbed import crosscheck_hops as hops
 from gossiplab.backends.testbed import crosscheck_over_time as over_time
 from gossiplab.backends.testbed import crosscheck_targets as targets
 from gossiplab.backends.testbed.crosscheck_speed import speed_note
@@ -289,12 +290,12 @@ def _page(
     rows: list[Row],
     command: str,
     figures: tuple[Path, Path],
-    tables: tuple[str, str],
+    tables: tuple[str, str, str],
     runs: dict[str, dict[str, Any]],
     partner: str,
 ) -> str:
     cdfs, over_time_figure = (_embedded(f) for f in figures)
-    targets_table, over_time_table = tables
+    targets_table, over_time_table, hops_table = tables
     body = "".join(
         f"<tr><td>{html.escape(r.metric)}{' (' + r.unit + ')' if r.unit else ''}</td>"
         f"<td>{_fmt(r.model, r.unit)}</td><td>{_fmt(r.partner, r.unit)}</td>"
@@ -330,6 +331,9 @@ after the end of the run is not counted, so the last intervals' delivery and lat
 out what was still under way.</p>
 <img alt="latency and delivery by time of publication" src="{over_time_figure}" width="100%">
 {over_time_table}
+<h2>The hop into each node</h2><p>From the sender's first receipt (or the publication)
+to the node's own: the nodes slowest in either backend, where copies wait past capacity.</p>
+{hops_table}
 <h2>The {partner} run</h2><table>{fact_rows}</table>
 <p>Each backend's full report: <a href="model/report.html">model</a>,
 <a href="{partner}/report.html">{partner}</a>.</p></body></html>
@@ -386,6 +390,7 @@ def run_crosscheck(
     measured = measure_each({b: out / b for b in backends})
     by_time_frames = over_time.by_backend(measured)
     by_time = over_time.side_by_side(by_time_frames)
+    hop_in = hops.side_by_side(measured)
     values = {r.metric: (r.model, r.partner) for r in rows}
     verdicts = targets.verdicts(values, summaries["model"], summaries[against])
     node_cpus = len(s.testbed.node_cpus) if s.testbed.node_cpus else None
@@ -395,6 +400,7 @@ def run_crosscheck(
         + targets.markdown(verdicts, against)
         + speed
         + over_time.markdown(by_time, list(backends))
+        + hops.markdown(hop_in, list(backends))
     )
     (out / TABLE_MD).write_text(text, encoding="utf-8")
     (out / targets.FILE).write_text(
@@ -425,6 +431,7 @@ def run_crosscheck(
     tables = (
         targets.html_table(verdicts, against) + speed_paragraph,
         over_time.html_table(by_time, list(backends)),
+        hops.html_table(hop_in, list(backends)),
     )
     page = _page(rows, command, figures, tables, runs, against)
     (out / REPORT_HTML).write_text(page, encoding="utf-8")

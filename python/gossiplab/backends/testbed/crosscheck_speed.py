@@ -6,8 +6,8 @@ node does after it was idle; in a slower hour real nodes use more CPU for the sa
 work, and a crosscheck then compares the model with a different machine. Below
 saturation the nodes' CPU tells: if the real nodes used much more (or less) than the
 model's, the crosscheck says so and how to refit the costs for that hour: each
-goroutine's costs per item and per turn, then the node's wake-up. Saturated nodes use their cores whatever their speed, so they tell
-nothing.
+goroutine's costs per item and per turn, then the node's wake-up. Saturated nodes use
+their cores whatever their speed, so they tell nothing.
 """
 
 from __future__ import annotations

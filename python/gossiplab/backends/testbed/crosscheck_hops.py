@@ -1,0 +1,83 @@
+"""The crosscheck's hop into each node, both backends side by side.
+
+Two runs can agree on their medians and still overload different nodes; past capacity
+that decides who waits. This section lists the nodes whose median hop in
+(``analysis/hop_in.py``) is slowest in either backend.
+"""
+
+from __future__ import annotations
+
+import html
+
+import polars as pl
+
+from gossiplab.analysis.hop_in import hop_in_by_node
+from gossiplab.analysis.metrics import Measured
+
+SHOWN = 10
+"""The nodes listed: the slowest in either backend."""
+
+
+def side_by_side(measured: dict[str, Measured]) -> pl.DataFrame:
+    """One row per node, each backend's receipts and median hop in suffixed with its
+    name, slowest first (the larger of the backends' medians)."""
+    frames = [
+        hop_in_by_node(m.first_receipts).rename(
+            {"receipts": f"receipts_{b}", "hop_p50_ms": f"hop_p50_ms_{b}"}
+        )
+        for b, m in measured.items()
+    ]
+    joined = frames[0]
+    for frame in frames[1:]:
+        joined = joined.join(frame, on="node", how="full", coalesce=True)
+    slowest = pl.max_horizontal([c for c in joined.columns if c.startswith("hop_p50_ms_")])
+    return joined.with_columns(slowest=slowest).sort("slowest", descending=True).drop("slowest")
+
+
+def _cell(value: float | None, digits: int) -> str:
+    return "–" if value is None else f"{value:,.{digits}f}"
+
+
+def _rows(table: pl.DataFrame, backends: list[str]) -> list[list[str]]:
+    return [
+        [
+            str(row["node"]),
+            " / ".join(_cell(row.get(f"receipts_{b}"), 0) for b in backends),
+            " / ".join(_cell(row.get(f"hop_p50_ms_{b}"), 1) for b in backends),
+        ]
+        for row in table.head(SHOWN).iter_rows(named=True)
+    ]
+
+
+def _headers(backends: list[str]) -> list[str]:
+    both = " / ".join(backends)
+    return ["node", f"first receipts, {both}", f"median hop in (ms), {both}"]
+
+
+def markdown(table: pl.DataFrame, backends: list[str]) -> str:
+    """The section for crosscheck.md (empty without per-receipt rows)."""
+    if table.is_empty():
+        return ""
+    headers = _headers(backends)
+    lines = [
+        "",
+        "The hop into each node (from its sender's first receipt, or the publication, to "
+        f"its own), the {SHOWN} slowest nodes in either backend:",
+        "",
+        "| " + " | ".join(headers) + " |",
+        "|" + "---:|" * len(headers),
+    ]
+    lines += ["| " + " | ".join(cells) + " |" for cells in _rows(table, backends)]
+    return "\n".join(lines) + "\n"
+
+
+def html_table(table: pl.DataFrame, backends: list[str]) -> str:
+    """The section's table for crosscheck.html."""
+    if table.is_empty():
+        return ""
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in _headers(backends))
+    body = "".join(
+        "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>"
+        for cells in _rows(table, backends)
+    )
+    return f"<table><tr>{head}</tr>{body}</table>"
