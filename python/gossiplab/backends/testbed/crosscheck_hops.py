@@ -7,12 +7,11 @@ that decides who waits. This section lists the nodes whose median hop in
 
 from __future__ import annotations
 
-import html
-
 import polars as pl
 
 from gossiplab.analysis.hop_in import hop_in_by_node
 from gossiplab.analysis.metrics import Measured
+from gossiplab.backends.testbed import crosscheck_tables as tables
 
 SHOWN = 10
 """The nodes listed: the slowest in either backend."""
@@ -58,26 +57,15 @@ def markdown(table: pl.DataFrame, backends: list[str]) -> str:
     """The section for crosscheck.md (empty without per-receipt rows)."""
     if table.is_empty():
         return ""
-    headers = _headers(backends)
-    lines = [
-        "",
+    intro = (
         "The hop into each node (from its sender's first receipt, or the publication, to "
-        f"its own), the {SHOWN} slowest nodes in either backend:",
-        "",
-        "| " + " | ".join(headers) + " |",
-        "|" + "---:|" * len(headers),
-    ]
-    lines += ["| " + " | ".join(cells) + " |" for cells in _rows(table, backends)]
-    return "\n".join(lines) + "\n"
+        f"its own), the {SHOWN} slowest nodes in either backend:"
+    )
+    return tables.markdown_section(intro, _headers(backends), _rows(table, backends))
 
 
 def html_table(table: pl.DataFrame, backends: list[str]) -> str:
-    """The section's table for crosscheck.html."""
+    """The section's table for crosscheck.html (empty without per-receipt rows)."""
     if table.is_empty():
         return ""
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in _headers(backends))
-    body = "".join(
-        "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>"
-        for cells in _rows(table, backends)
-    )
-    return f"<table><tr>{head}</tr>{body}</table>"
+    return tables.html_table(_headers(backends), _rows(table, backends))

@@ -8,12 +8,11 @@ schedule side by side (``analysis/over_time.py``), as a table and a plot.
 
 from __future__ import annotations
 
-import html
-
 import polars as pl
 
 from gossiplab.analysis.metrics import Measured
 from gossiplab.analysis.over_time import by_publish_time, interval_ns, schedule_span_ns
+from gossiplab.backends.testbed import crosscheck_tables as tables
 
 FIGURE = "crosscheck-over-time.png"
 
@@ -71,25 +70,14 @@ def _headers(backends: list[str]) -> list[str]:
 
 def markdown(table: pl.DataFrame, backends: list[str]) -> str:
     """The section for crosscheck.md."""
-    headers = _headers(backends)
-    lines = [
-        "",
+    intro = (
         "By time of publication (from the first measured message; a receipt after the end "
         "of the run is not counted, so the last intervals' delivery and latency leave out "
-        "what was still under way):",
-        "",
-        "| " + " | ".join(headers) + " |",
-        "|" + "---:|" * len(headers),
-    ]
-    lines += ["| " + " | ".join(cells) + " |" for cells in _rows(table, backends)]
-    return "\n".join(lines) + "\n"
+        "what was still under way):"
+    )
+    return tables.markdown_section(intro, _headers(backends), _rows(table, backends))
 
 
 def html_table(table: pl.DataFrame, backends: list[str]) -> str:
     """The section's table for crosscheck.html."""
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in _headers(backends))
-    body = "".join(
-        "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>"
-        for cells in _rows(table, backends)
-    )
-    return f"<table><tr>{head}</tr>{body}</table>"
+    return tables.html_table(_headers(backends), _rows(table, backends))
