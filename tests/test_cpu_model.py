@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 from gossiplab.backends.model import engine_config
@@ -238,3 +239,38 @@ def test_the_report_line_names_the_costs_per_goroutine_turn() -> None:
 def test_a_turn_cost_on_a_host_without_time_slices_names_the_field() -> None:
     with pytest.raises(ScenarioError, match=r"cpu\.per_writer_turn .* time-sliced hosts only"):
         parse_scenario({"cpu": {"per_writer_turn": "4us"}}, HERE)
+
+
+def test_recorded_goroutine_waits_are_written_for_the_nodes_named(tmp_path: Path) -> None:
+    # Two nodes on one time-sliced core at the measured costs (the event loop on), a
+    # message a second; node 1's goroutines' waits are recorded (crates/engine/src/
+    # goroutines.rs has the timelines). Copies a second apart find node 1 idle: each copy
+    # it validates is a turn of its validation worker of its own.
+    data = {
+        "topology": {"kind": "line", "nodes": 2},
+        "cpu": {"costs": "measured", "nodes_per_host": 2, "record_waits": [1]},
+        "workload": {"messages": 4, "rate": "1/s", "warmup": "1s", "cooldown": "1s"},
+    }
+    run(parse_scenario(data, tmp_path), tmp_path / "run")
+    waits = pl.read_parquet(tmp_path / "run" / "goroutine_waits.parquet")
+    assert set(waits["node"].to_list()) == {1}
+    counts = dict(waits.group_by("goroutine").len().iter_rows())
+    assert {"reader", "event loop", "validator", "yamux sendLoop"} <= set(counts)
+    deliveries = pl.read_parquet(tmp_path / "run" / "deliveries.parquet")
+    assert counts["validator"] == deliveries.filter(pl.col("node") == 1).height
+    plain = {**data, "cpu": {"costs": "measured", "nodes_per_host": 2}}
+    run(parse_scenario(plain, tmp_path), tmp_path / "plain")
+    assert not (tmp_path / "plain" / "goroutine_waits.parquet").exists()
+
+
+def test_recording_waits_names_the_field_when_it_cannot() -> None:
+    with pytest.raises(ScenarioError, match=r"cpu\.record_waits .* time-sliced hosts only"):
+        parse_scenario({"cpu": {"record_waits": [0]}}, HERE)
+    with pytest.raises(ScenarioError, match=r"cpu\.record_waits"):
+        parse_scenario(
+            {
+                "topology": {"kind": "line", "nodes": 2},
+                "cpu": {"nodes_per_host": 2, "record_waits": [5]},
+            },
+            HERE,
+        )

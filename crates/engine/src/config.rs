@@ -100,6 +100,8 @@ pub struct CpuConfig {
     pub per_validator_turn_ns: Time,
     pub per_loop_turn_ns: Time,
     pub per_send_loop_turn_ns: Time,
+    /// Nodes whose goroutines' run-queue waits are recorded (time-sliced hosts).
+    pub record_waits: Vec<u32>,
 }
 
 impl CpuConfig {
@@ -193,6 +195,7 @@ impl Default for CpuConfig {
             per_validator_turn_ns: 0,
             per_loop_turn_ns: 0,
             per_send_loop_turn_ns: 0,
+            record_waits: Vec::new(),
         }
     }
 }

@@ -145,7 +145,14 @@ impl Cpu {
             let slice = config
                 .time_slice_ns
                 .unwrap_or_else(|| kernel_default_slice(cores));
-            Slices::new(nodes, per_host, cores, slice, config.turn_costs())
+            Slices::new(
+                nodes,
+                per_host,
+                cores,
+                slice,
+                config.turn_costs(),
+                &config.record_waits,
+            )
         });
         Self {
             cores: cores as usize,
@@ -468,6 +475,15 @@ impl Cpu {
             .as_mut()
             .expect("channels on time-sliced hosts only");
         slices.process(node).unblock(g);
+    }
+
+    /// The run-queue waits of the goroutines of the nodes in `cpu.record_waits`:
+    /// (node, goroutine kind, nanoseconds); empty without time slices.
+    pub fn goroutine_waits(&self) -> Vec<(u32, u8, Time)> {
+        let Some(slices) = &self.slices else {
+            return Vec::new();
+        };
+        slices.waits().map(|(n, g, w)| (n, g.kind(), w)).collect()
     }
 
     /// A node's validation workers: go starts one per CPU of its machine

@@ -144,6 +144,43 @@ impl TurnCosts {
     }
 }
 
+/// The names of the goroutine kinds, by `Goroutine::kind`.
+pub const KIND_NAMES: [&str; 6] = [
+    "reader",
+    "writer",
+    "validator",
+    "event loop",
+    "yamux sendLoop",
+    "publisher",
+];
+
+impl Goroutine {
+    /// The goroutine's kind, an index into `KIND_NAMES`.
+    pub fn kind(self) -> u8 {
+        match self {
+            Goroutine::Reader(_) => 0,
+            Goroutine::Writer(_) => 1,
+            Goroutine::Validator => 2,
+            Goroutine::Loop => 3,
+            Goroutine::SendLoop(_) => 4,
+            Goroutine::Publisher => 5,
+        }
+    }
+}
+
+/// A node's goroutines' waits in its run queue, when recorded (`cpu.record_waits`): from
+/// becoming runnable to becoming the running goroutine, as Go's execution trace counts
+/// them (`Runnable` to `Running`; the node's P is "running" even while the kernel runs
+/// another node on the core).
+#[derive(Default)]
+struct WaitLog {
+    /// The time of the event being carried out (`Process::at`).
+    now: Time,
+    /// Runnable goroutines (indices into `routines`) and since when.
+    since: FxHashMap<u32, Time>,
+    waits: Vec<(Goroutine, Time)>,
+}
+
 /// How a waiting goroutine becomes runnable (`runtime/proc.go:ready`, `runqput`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Wake {
@@ -189,6 +226,8 @@ pub struct Process {
     timer_ready: Vec<u32>,
     /// What a turn of each kind of goroutine costs, added to the first piece of the turn.
     turn_costs: TurnCosts,
+    /// The goroutines' run-queue waits, when recorded.
+    wait_log: Option<Box<WaitLog>>,
     /// The running goroutine's piece is done and its event is being carried out: work
     /// it gives another goroutine of the node now is its hand-off (`Wake::Next`).
     handing_off: bool,
@@ -217,6 +256,36 @@ impl Process {
         Self {
             turn_costs,
             ..Self::default()
+        }
+    }
+
+    /// Record the goroutines' run-queue waits from now on (`waits`).
+    pub fn record_waits(&mut self) {
+        self.wait_log = Some(Box::default());
+    }
+
+    /// The time of the event being carried out, for the recorded waits.
+    #[inline]
+    pub fn at(&mut self, now: Time) {
+        if let Some(log) = &mut self.wait_log {
+            log.now = now;
+        }
+    }
+
+    /// The recorded run-queue waits (goroutine, nanoseconds), in the order they ended.
+    pub fn waits(&self) -> &[(Goroutine, Time)] {
+        self.wait_log.as_ref().map_or(&[], |log| &log.waits)
+    }
+
+    /// The front goroutine of the run queue runs: its wait, if it was runnable since a
+    /// recorded time, ends.
+    fn note_running(&mut self) {
+        let (Some(log), Some(&front)) = (&mut self.wait_log, self.run_queue.front()) else {
+            return;
+        };
+        if let Some(since) = log.since.remove(&front) {
+            let id = self.routines[front as usize].id;
+            log.waits.push((id, log.now - since));
         }
     }
 
@@ -258,6 +327,9 @@ impl Process {
 
     /// Goroutine `i` will get a turn: its first piece carries the turn's cost.
     fn start_turn(&mut self, i: usize) {
+        if let Some(log) = &mut self.wait_log {
+            log.since.insert(i as u32, log.now);
+        }
         let r = &mut self.routines[i];
         let cost = self.turn_costs.of(r.id);
         if let Some(piece) = r.pieces.front_mut() {
@@ -281,6 +353,7 @@ impl Process {
             );
             self.run_queue.push_back(i);
             self.schedtick = self.schedtick.wrapping_add(1);
+            self.note_running();
             return;
         }
         match wake {
@@ -437,6 +510,12 @@ impl Process {
     /// the rest of its turn if it is in `runnext`; one whose turn is used up goes to the
     /// back of the run queue and the next one gets a turn of its own.
     pub fn settle(&mut self) {
+        self.settle_front();
+        self.note_running();
+    }
+
+    /// `settle`'s change of the run queue's front.
+    fn settle_front(&mut self) {
         self.handing_off = false;
         let Some(&front) = self.run_queue.front() else {
             return;
@@ -576,6 +655,39 @@ mod tests {
             p.until_tick(),
             14,
             "the kept RPC carries the new turn's cost"
+        );
+    }
+
+    #[test]
+    fn a_recorded_wait_runs_from_runnable_to_running() {
+        // Go's trace: a goroutine's Runnable -> Running. The validator, readied on an idle
+        // node at 0, runs at once; the writer, readied at 2 µs while it runs, runs when it
+        // blocks at 10 µs: 8 µs; a reader whose data came at 2 µs while the node was busy
+        // waits on the network (not runnable) until the netpoller polls, when the run
+        // queue empties at 13 µs, and runs at once: no run-queue wait.
+        let mut p = Process::default();
+        p.record_waits();
+        let (v, w, r) = (
+            Event::Signed { msg: 1 },
+            Event::Signed { msg: 2 },
+            Event::Signed { msg: 3 },
+        );
+        p.at(0);
+        p.push(Goroutine::Validator, 10_000, v, Wake::Tail);
+        p.at(2_000);
+        p.push(Goroutine::Writer(1), 3_000, w, Wake::Tail);
+        p.arrive(Goroutine::Reader(4), 1_000, r, 2_000);
+        p.at(10_000);
+        assert_eq!(tick(&mut p, 10_000, 10_000), Some(v));
+        p.at(13_000);
+        assert_eq!(tick(&mut p, 3_000, 13_000), Some(w));
+        assert_eq!(
+            p.waits(),
+            [
+                (Goroutine::Validator, 0),
+                (Goroutine::Writer(1), 8_000),
+                (Goroutine::Reader(4), 0)
+            ]
         );
     }
 

@@ -136,6 +136,12 @@ impl Simulation {
         charges.then(|| self.cpu.used.samples())
     }
 
+    /// The run-queue waits of the goroutines of the nodes in `cpu.record_waits`:
+    /// (node, goroutine kind as in `goroutines::KIND_NAMES`, nanoseconds).
+    pub fn goroutine_waits(&self) -> Vec<(u32, u8, Time)> {
+        self.cpu.goroutine_waits()
+    }
+
     /// Peers in `node`'s mesh for `topic`, sorted (for inspection and tests).
     pub fn mesh_peers(&self, node: u32, topic: u16) -> Vec<u32> {
         let mut peers: Vec<u32> = self.router.nodes[node as usize].mesh[topic as usize]

@@ -104,13 +104,15 @@ pub struct Slices {
 }
 
 impl Slices {
-    /// Hosts for `nodes` nodes, whose goroutines' turns cost `turn_costs`.
+    /// Hosts for `nodes` nodes, whose goroutines' turns cost `turn_costs`; the nodes in
+    /// `record_waits` record their goroutines' run-queue waits.
     pub fn new(
         nodes: u32,
         nodes_per_host: u32,
         cores: u32,
         slice: Time,
         turn_costs: TurnCosts,
+        record_waits: &[u32],
     ) -> Self {
         let hosts = nodes.div_ceil(nodes_per_host).max(1);
         let idle = Core {
@@ -131,9 +133,15 @@ impl Slices {
                 })
                 .collect(),
             procs: (0..nodes)
-                .map(|_| Node {
-                    process: Process::new(turn_costs),
-                    ..Node::default()
+                .map(|node| {
+                    let mut process = Process::new(turn_costs);
+                    if record_waits.contains(&node) {
+                        process.record_waits();
+                    }
+                    Node {
+                        process,
+                        ..Node::default()
+                    }
                 })
                 .collect(),
         }
@@ -147,6 +155,16 @@ impl Slices {
     /// arrived for it (`Process::waits_on_network`).
     pub fn waits_on_network(&self, node: u32, g: Goroutine) -> bool {
         self.procs[node as usize].process.waits_on_network(g)
+    }
+
+    /// Every recorded run-queue wait: (node, goroutine, nanoseconds), by node.
+    pub fn waits(&self) -> impl Iterator<Item = (u32, Goroutine, Time)> + '_ {
+        self.procs.iter().enumerate().flat_map(|(node, p)| {
+            p.process
+                .waits()
+                .iter()
+                .map(move |&(g, wait)| (node as u32, g, wait))
+        })
     }
 
     /// `node`'s goroutines.
@@ -185,6 +203,7 @@ impl Slices {
         used: &mut CpuUse,
     ) {
         let p = &mut self.procs[node as usize];
+        p.process.at(queue.now());
         match g {
             // Data for a reading goroutine: runnable when Go's netpoller says so.
             Goroutine::Reader(_) => p.process.arrive(g, cost, event, queue.now()),
@@ -276,6 +295,7 @@ impl Slices {
         c.since = now;
         let p = &mut self.procs[c.node as usize];
         p.vruntime += elapsed;
+        p.process.at(now);
         p.process.run_for(elapsed)
     }
 
@@ -286,6 +306,7 @@ impl Slices {
         let c = self.hosts[h].cores[k];
         let node = c.node;
         let process = &mut self.procs[node as usize].process;
+        process.at(now);
         process.sysmon_poll(now);
         process.settle();
         process.idle_poll();

@@ -5,6 +5,7 @@
 //! crate itself has no pyo3 dependency and is tested on its own.
 
 use gossiplab_engine::aggregate::{AggregateTables, Aggregates, NEVER, REACH_PERCENTS};
+use gossiplab_engine::goroutines::KIND_NAMES as GOROUTINE_NAMES;
 use gossiplab_engine::histogram::bin_bounds;
 use gossiplab_engine::output::{MessageTraffic, Output};
 use gossiplab_engine::partial::PartialRows;
@@ -230,9 +231,26 @@ impl Engine {
         if let Some(rows) = self.sim.partial_rows() {
             tables.set_item("partial", partial(py, &rows)?)?;
         }
+        let waits = self.sim.goroutine_waits();
+        if !waits.is_empty() {
+            tables.set_item("goroutine_waits", goroutine_waits(py, &waits)?)?;
+            tables.set_item("goroutine_names", GOROUTINE_NAMES.to_vec())?;
+        }
         tables.set_item("kind_names", KIND_NAMES.to_vec())?;
         Ok(tables)
     }
+}
+
+/// node, goroutine (kind codes, `goroutine_names`) and wait_ns columns.
+fn goroutine_waits<'py>(py: Python<'py>, waits: &[(u32, u8, u64)]) -> PyResult<Bound<'py, PyDict>> {
+    let node: Vec<u32> = waits.iter().map(|w| w.0).collect();
+    let kind: Vec<u8> = waits.iter().map(|w| w.1).collect();
+    let wait: Vec<u64> = waits.iter().map(|w| w.2).collect();
+    let d = PyDict::new(py);
+    d.set_item("node", PyBytes::new(py, &to_le(&node, u32::to_le_bytes)))?;
+    d.set_item("goroutine", PyBytes::new(py, &kind))?;
+    d.set_item("wait_ns", PyBytes::new(py, &to_le(&wait, u64::to_le_bytes)))?;
+    Ok(d)
 }
 
 fn publishes<'py>(py: Python<'py>, sim: &Simulation) -> PyResult<Bound<'py, PyDict>> {

@@ -216,6 +216,15 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("bytes_partial_recv", pa.uint64()),
         ]
     ),
+    # The model's run-queue waits of the goroutines of the nodes in [cpu] record_waits: one
+    # row per wait, from becoming runnable to running (Go's trace: Runnable to Running).
+    "goroutine_waits": pa.schema(
+        [
+            ("node", pa.uint32()),
+            ("goroutine", pa.string()),
+            ("wait_ns", pa.uint64()),
+        ]
+    ),
     # One row per node: where it is and what kind of node it is ("" when the scenario has
     # no regions or no classes), and its bandwidth (bit/s, 0 = unlimited).
     "nodes": pa.schema(
@@ -254,6 +263,7 @@ OPTIONAL_TABLES: tuple[str, ...] = (
     "nodes",
     "message_traffic",
     "partial",
+    "goroutine_waits",
     *AGGREGATE_TABLES,
 )
 
@@ -285,6 +295,7 @@ class RunTables:
     duplicates_histogram: pl.DataFrame | None = None
     message_traffic: pl.DataFrame | None = None
     partial: pl.DataFrame | None = None
+    goroutine_waits: pl.DataFrame | None = None
 
     @property
     def aggregate(self) -> bool:

@@ -343,6 +343,18 @@ def tables_from_engine(raw: dict[str, Any]) -> RunTables:
     message_traffic = None
     if "message_traffic" in raw:
         message_traffic = _frame("message_traffic", raw["message_traffic"], {"kind": kinds})
+    goroutine_waits = None
+    if "goroutine_waits" in raw:
+        names = pl.Series("goroutine", raw["goroutine_names"], dtype=pl.String)
+        goroutine_waits = _frame(
+            "goroutine_waits",
+            raw["goroutine_waits"],
+            {
+                "goroutine": lambda codes: names.gather(
+                    np.frombuffer(codes, dtype="u1").astype("u4")
+                )
+            },
+        )
     return RunTables(
         publishes=_frame("publishes", raw["publishes"], {}),
         deliveries=deliveries,
@@ -356,6 +368,7 @@ def tables_from_engine(raw: dict[str, Any]) -> RunTables:
         connections=_frame("connections", raw["connections"], {}),
         message_traffic=message_traffic,
         partial=partial,
+        goroutine_waits=goroutine_waits,
         # With CPU costs: each node's CPU seconds at every whole second and at the end.
         resources=_resources(raw["resources"]) if "resources" in raw else None,
         **aggregates,

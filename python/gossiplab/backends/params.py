@@ -103,4 +103,5 @@ def engine_cpu(cpu: CpuConfig) -> dict[str, Any]:
         "per_publish_loop_ns": cpu.per_publish_loop,
         "per_forward_loop_ns": cpu.per_forward_loop,
         **{f"{name}_ns": getattr(cpu, name) for name in TURN_FIELDS},
+        "record_waits": list(cpu.record_waits),
     }

@@ -185,6 +185,10 @@ class CpuConfig(Section):
     per_validator_turn: Duration = 0
     per_loop_turn: Duration = 0
     per_send_loop_turn: Duration = 0
+    # Record the run-queue waits of these nodes' goroutines (goroutine_waits.parquet), to
+    # set beside Go's execution traces of the same nodes ([testbed] go_trace,
+    # bench/go_trace_schedule.py). Time-sliced hosts only.
+    record_waits: list[int] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _turns_on_shared_hosts(self) -> CpuConfig:
@@ -194,6 +198,15 @@ class CpuConfig(Section):
                 f"cpu.{charged[0]} is charged on time-sliced hosts only, where the model "
                 "runs each node's goroutines: set cpu.nodes_per_host above cpu.cores, or "
                 f'cpu.{charged[0]} = "0us"'
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _waits_on_shared_hosts(self) -> CpuConfig:
+        if self.record_waits and self.nodes_per_host <= self.cores:
+            raise ValueError(
+                "cpu.record_waits records goroutines, which the model runs on time-sliced "
+                "hosts only: set cpu.nodes_per_host above cpu.cores, or record_waits = []"
             )
         return self
 

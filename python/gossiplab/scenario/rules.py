@@ -197,6 +197,7 @@ def _node_list_problems(s: Scenario) -> list[Problem]:
             owner.setdefault(node, i)
     for i, entry in enumerate(s.protocol.score.app_specific):
         problems += _node_id_problems(f"protocol.score.app_specific[{i}].nodes", entry.nodes, nodes)
+    problems += _node_id_problems("cpu.record_waits", s.cpu.record_waits, nodes)
     return problems
 
 
