@@ -239,6 +239,8 @@ def test_the_report_line_names_the_costs_per_goroutine_turn() -> None:
 def test_a_turn_cost_on_a_host_without_time_slices_names_the_field() -> None:
     with pytest.raises(ScenarioError, match=r"cpu\.per_writer_turn .* time-sliced hosts only"):
         parse_scenario({"cpu": {"per_writer_turn": "4us"}}, HERE)
+    with pytest.raises(ScenarioError, match=r"cpu\.event_loop = false"):
+        parse_scenario({"cpu": {"event_loop": True, "nodes_per_host": 2, "cores": 2}}, HERE)
 
 
 def test_recorded_goroutine_waits_are_written_for_the_nodes_named(tmp_path: Path) -> None:

@@ -191,31 +191,17 @@ class CpuConfig(Section):
     record_waits: list[int] = Field(default_factory=list)
 
     @model_validator(mode="after")
-    def _turns_on_shared_hosts(self) -> CpuConfig:
-        charged = [name for name in TURN_FIELDS if getattr(self, name)]
-        if charged and self.nodes_per_host <= self.cores:
+    def _goroutines_on_shared_hosts(self) -> CpuConfig:
+        # The model runs each node's goroutines only on a time-sliced host (slices.rs).
+        if self.nodes_per_host > self.cores:
+            return self
+        turns = [(name, '"0us"') for name in TURN_FIELDS if getattr(self, name)]
+        others = [("event_loop", "false")] if self.event_loop else []
+        others += [("record_waits", "[]")] if self.record_waits else []
+        for name, off in others + turns:
             raise ValueError(
-                f"cpu.{charged[0]} is charged on time-sliced hosts only, where the model "
-                "runs each node's goroutines: set cpu.nodes_per_host above cpu.cores, or "
-                f'cpu.{charged[0]} = "0us"'
-            )
-        return self
-
-    @model_validator(mode="after")
-    def _waits_on_shared_hosts(self) -> CpuConfig:
-        if self.record_waits and self.nodes_per_host <= self.cores:
-            raise ValueError(
-                "cpu.record_waits records goroutines, which the model runs on time-sliced "
-                "hosts only: set cpu.nodes_per_host above cpu.cores, or record_waits = []"
-            )
-        return self
-
-    @model_validator(mode="after")
-    def _event_loop_on_shared_hosts(self) -> CpuConfig:
-        if self.event_loop and self.nodes_per_host <= self.cores:
-            raise ValueError(
-                "cpu.event_loop is modelled on time-sliced hosts only: set "
-                "cpu.nodes_per_host above cpu.cores, or cpu.event_loop = false"
+                f"cpu.{name} needs the model's goroutines, which it runs on time-sliced "
+                f"hosts only: set cpu.nodes_per_host above cpu.cores, or cpu.{name} = {off}"
             )
         return self
 
