@@ -48,6 +48,7 @@ import argparse
 import sys
 import tomllib
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -101,18 +102,28 @@ GOROUTINES = (
 )
 
 
+@cache
+def node_profile(profiled: Path, node: int) -> dict[str, float]:
+    """One node's profile by goroutine (ms of samples), read once (`go tool pprof`)."""
+    return profile_goroutines(profiled / "testbed" / f"node{node}" / "cpu.pprof")
+
+
+def apportioned(profile: dict[str, float]) -> float:
+    """What a goroutine's CPU is scaled by to carry its share of `APPORTIONED`: the
+    apportioned samples over the goroutines' own (the model's and the publisher)."""
+    own = sum(profile[p] for g in GOROUTINES for p in g.profile) + profile["publisher"]
+    return 1 + sum(profile[p] for p in APPORTIONED) / own
+
+
 def node_counts(folder: Path) -> pl.DataFrame:
     """Per node: CPU and items over the measured interval (`measure`), and kB each way."""
     rows, _ = measure(folder)
-    kb = (
-        pl.read_parquet(folder / "traffic.parquet")
-        .group_by("node")
-        .agg(kb_in=pl.col("bytes_recv").sum() / 1000, kb_out=pl.col("bytes_sent").sum() / 1000)
+    traffic = pl.read_parquet(folder / "traffic.parquet")
+    kb = traffic.group_by("node").agg(
+        kb_in=pl.col("bytes_recv").sum() / 1000, kb_out=pl.col("bytes_sent").sum() / 1000
     )
-    forwards = (
-        pl.read_parquet(folder / "traffic.parquet")
-        .filter(pl.col("kind") == "payload")
-        .select("node", forwards=pl.col("msgs_sent").cast(pl.Float64))
+    forwards = traffic.filter(pl.col("kind") == "payload").select(
+        "node", forwards=pl.col("msgs_sent").cast(pl.Float64)
     )
     # kB and forwards over the whole run, scaled to the measured interval by its RPCs.
     whole = whole_run(folder).select("node", "writes")
@@ -167,10 +178,9 @@ def points(profiled: Path, traced: Path, apportion: bool) -> pl.DataFrame:
     ipt = items_per_turn(traced)
     rows = []
     for node in ipt["node"].unique().sort():
-        profile = profile_goroutines(profiled / "testbed" / f"node{node}" / "cpu.pprof")
-        total = sum(v for k, v in profile.items())
-        own = sum(profile[p] for g in GOROUTINES for p in g.profile) + profile["publisher"]
-        inflate = 1 + sum(profile[p] for p in APPORTIONED) / own if apportion else 1.0
+        profile = node_profile(profiled, node)
+        total = sum(profile.values())
+        inflate = apportioned(profile) if apportion else 1.0
         c = counts.filter(pl.col("node") == node).row(0, named=True)
         for g in GOROUTINES:
             share = sum(profile[p] for p in g.profile) / total * inflate
@@ -196,9 +206,8 @@ def publisher_us(profiled: Path, apportion: bool) -> tuple[float, float]:
     start = published["t_publish_ns"].min()
     cpu_us = 0.0
     for row in counts.iter_rows(named=True):
-        profile = profile_goroutines(profiled / "testbed" / f"node{row['node']}" / "cpu.pprof")
-        own = sum(profile[p] for g in GOROUTINES for p in g.profile) + profile["publisher"]
-        inflate = 1 + sum(profile[p] for p in APPORTIONED) / own if apportion else 1.0
+        profile = node_profile(profiled, row["node"])
+        inflate = apportioned(profile) if apportion else 1.0
         share = profile["publisher"] / sum(profile.values()) * inflate
         cpu_us += share * row["cpu_s"] * 1e6
     return cpu_us, float(published.filter(pl.col("t_publish_ns") >= start).height)

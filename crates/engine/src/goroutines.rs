@@ -133,14 +133,15 @@ pub struct TurnCosts {
 impl TurnCosts {
     /// The cost of a turn of goroutine `id` (the publisher's is in `per_publish`).
     pub fn of(&self, id: Goroutine) -> Time {
-        match id {
-            Goroutine::Reader(_) => self.reader,
-            Goroutine::Writer(_) => self.writer,
-            Goroutine::Validator => self.validator,
-            Goroutine::Loop => self.event_loop,
-            Goroutine::SendLoop(_) => self.send_loop,
-            Goroutine::Publisher => 0,
-        }
+        let by_kind = [
+            self.reader,
+            self.writer,
+            self.validator,
+            self.event_loop,
+            self.send_loop,
+            0,
+        ];
+        by_kind[id.kind() as usize]
     }
 }
 

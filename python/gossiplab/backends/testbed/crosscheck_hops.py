@@ -20,29 +20,18 @@ SHOWN = 10
 def side_by_side(measured: dict[str, Measured]) -> pl.DataFrame:
     """One row per node, each backend's receipts and median hop in suffixed with its
     name, slowest first (the larger of the backends' medians)."""
-    frames = [
-        hop_in_by_node(m.first_receipts).rename(
-            {"receipts": f"receipts_{b}", "hop_p50_ms": f"hop_p50_ms_{b}"}
-        )
-        for b, m in measured.items()
-    ]
-    joined = frames[0]
-    for frame in frames[1:]:
-        joined = joined.join(frame, on="node", how="full", coalesce=True)
+    frames = {b: hop_in_by_node(m.first_receipts) for b, m in measured.items()}
+    joined = tables.join_backends(frames, "node")
     slowest = pl.max_horizontal([c for c in joined.columns if c.startswith("hop_p50_ms_")])
     return joined.with_columns(slowest=slowest).sort("slowest", descending=True).drop("slowest")
-
-
-def _cell(value: float | None, digits: int) -> str:
-    return "–" if value is None else f"{value:,.{digits}f}"
 
 
 def _rows(table: pl.DataFrame, backends: list[str]) -> list[list[str]]:
     return [
         [
             str(row["node"]),
-            " / ".join(_cell(row.get(f"receipts_{b}"), 0) for b in backends),
-            " / ".join(_cell(row.get(f"hop_p50_ms_{b}"), 1) for b in backends),
+            " / ".join(tables.cell(row.get(f"receipts_{b}"), 0) for b in backends),
+            " / ".join(tables.cell(row.get(f"hop_p50_ms_{b}"), 1) for b in backends),
         ]
         for row in table.head(SHOWN).iter_rows(named=True)
     ]

@@ -26,28 +26,19 @@ def by_backend(measured: dict[str, Measured]) -> dict[str, pl.DataFrame]:
 
 def side_by_side(frames: dict[str, pl.DataFrame]) -> pl.DataFrame:
     """One row per interval, each backend's columns suffixed with its name."""
-    columns = ("messages", "delivery_ratio", "latency_p50_ms", "latency_p99_ms")
-    renamed = [
-        frame.rename({c: f"{c}_{backend}" for c in columns}) for backend, frame in frames.items()
-    ]
-    joined = renamed[0]
-    for frame in renamed[1:]:
-        joined = joined.join(frame, on="from_s", how="full", coalesce=True)
-    return joined.sort("from_s")
-
-
-def _cell(value: float | None, digits: int) -> str:
-    return "–" if value is None else f"{value:,.{digits}f}"
+    columns = ("from_s", "messages", "delivery_ratio", "latency_p50_ms", "latency_p99_ms")
+    chosen = {backend: frame.select(columns) for backend, frame in frames.items()}
+    return tables.join_backends(chosen, "from_s").sort("from_s")
 
 
 def _pair(row: dict[str, float | None], column: str, backends: list[str], digits: int) -> str:
-    return " / ".join(_cell(row.get(f"{column}_{b}"), digits) for b in backends)
+    return " / ".join(tables.cell(row.get(f"{column}_{b}"), digits) for b in backends)
 
 
 def _rows(table: pl.DataFrame, backends: list[str]) -> list[list[str]]:
     return [
         [
-            _cell(row["from_s"], 1),
+            tables.cell(row["from_s"], 1),
             _pair(row, "messages", backends, 0),
             _pair(row, "delivery_ratio", backends, 3),
             _pair(row, "latency_p50_ms", backends, 1),
