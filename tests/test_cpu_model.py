@@ -105,10 +105,21 @@ def test_a_shared_host_slices_time_as_linux_does_by_default(cores: int, slice_us
     assert engine_config(given, 100, 10**9)["cpu"]["time_slice_ns"] == 4_000_000
 
 
+def test_the_kernel_s_tick_reaches_the_engine_as_one_over_its_rate() -> None:
+    # CONFIG_HZ=250 (Debian's default, this machine's kernel): a tick every 4 ms; HRTICK
+    # off, as in Linux's default scheduler features (kernel/sched/features.h).
+    default = engine_config(parse_scenario({}, HERE), 100, 10**9)["cpu"]
+    assert (default["kernel_tick_ns"], default["hrtick"]) == (4_000_000, False)
+    given = parse_scenario({"cpu": {"kernel_hz": 1000, "hrtick": True}}, HERE)
+    chosen = engine_config(given, 100, 10**9)["cpu"]
+    assert (chosen["kernel_tick_ns"], chosen["hrtick"]) == (1_000_000, True)
+
+
 @pytest.mark.parametrize(
     ("cpu", "path"),
     [
         ({"cores": 0}, "cpu.cores"),
+        ({"kernel_hz": 200}, "cpu.kernel_hz"),
         ({"sigma": -1}, "cpu.sigma"),
         ({"sigma_per_copy": -0.5}, "cpu.sigma_per_copy"),
         ({"time_slice": "0ms"}, "cpu.time_slice"),
@@ -151,7 +162,10 @@ def test_the_report_line_names_every_cost_charged() -> None:
         "sigma_per_copy": 0,
     }
     line = cpu_per_hop(parse_scenario({"cpu": shared}, HERE))
-    assert line.endswith("σ = 1 (per_copy 0); 40 nodes per host, 2 cores, time slices of 1.5 ms")
+    assert line.endswith(
+        "σ = 1 (per_copy 0); 40 nodes per host, 2 cores, time slices of 1.5 ms ended at the "
+        "next 4 ms tick or wake-up"
+    )
     looped = {"nodes_per_host": 40, "event_loop": True, "per_rpc_loop": "5us"}
     looped |= {"per_publish_loop": "6us", "per_forward_loop": "1.5us", "per_copy": "60us"}
     assert cpu_per_hop(parse_scenario({"cpu": looped}, HERE)).startswith(
@@ -257,7 +271,7 @@ def test_recorded_goroutine_waits_are_written_for_the_nodes_named(tmp_path: Path
     waits = pl.read_parquet(tmp_path / "run" / "goroutine_waits.parquet")
     assert set(waits["node"].to_list()) == {1}
     counts = dict(waits.group_by("goroutine").len().iter_rows())
-    assert {"reader", "event loop", "validator", "yamux sendLoop"} <= set(counts)
+    assert {"reader", "event loop", "validator", "yamux sendLoop", "node thread"} <= set(counts)
     deliveries = pl.read_parquet(tmp_path / "run" / "deliveries.parquet")
     assert counts["validator"] == deliveries.filter(pl.col("node") == 1).height
     plain = {**data, "cpu": {"costs": "measured", "nodes_per_host": 2}}

@@ -82,6 +82,10 @@ pub struct CpuConfig {
     /// The kernel's time slice on a host whose nodes outnumber its cores (`slices.rs`);
     /// unset: Linux's default for the host's cores.
     pub time_slice_ns: Option<Time>,
+    /// The kernel's tick (`1 / CONFIG_HZ`), and whether it ends a slice on time by a
+    /// timer of its own (`HRTICK`) rather than at the next tick or wake-up (`slices.rs`).
+    pub kernel_tick_ns: Time,
+    pub hrtick: bool,
     /// Model pubsub's event loop (`event_loop.rs`): readers hand RPCs to it through a
     /// 32-slot channel and block when it is full. Time-sliced hosts only.
     pub event_loop: bool,
@@ -186,6 +190,8 @@ impl Default for CpuConfig {
             sigma_per_node_wakeup: None,
             sigma_per_segment_kernel: None,
             time_slice_ns: None,
+            kernel_tick_ns: 4_000_000,
+            hrtick: false,
             event_loop: false,
             per_rpc_loop_ns: 0,
             per_publish_loop_ns: 0,

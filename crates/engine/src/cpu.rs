@@ -39,11 +39,11 @@
 
 use crate::config::{CpuConfig, Time};
 use crate::cpu_use::CpuUse;
-use crate::goroutines::{Goroutine, Wake};
+use crate::goroutines::{Goroutine, Waited, Wake};
 use crate::network::segments;
 use crate::queue::{Event, EventQueue};
 use crate::rng::Rng;
-use crate::slices::{kernel_default_slice, Slices};
+use crate::slices::{kernel_default_slice, Kernel, Slices};
 
 /// The costs, in the order of `CpuConfig::sigmas`.
 #[derive(Clone, Copy)]
@@ -142,14 +142,18 @@ impl Cpu {
             Vec::new()
         };
         let slices = (per_host > cores).then(|| {
-            let slice = config
-                .time_slice_ns
-                .unwrap_or_else(|| kernel_default_slice(cores));
+            let kernel = Kernel {
+                slice: config
+                    .time_slice_ns
+                    .unwrap_or_else(|| kernel_default_slice(cores)),
+                tick: config.kernel_tick_ns,
+                hrtick: config.hrtick,
+            };
             Slices::new(
                 nodes,
                 per_host,
                 cores,
-                slice,
+                kernel,
                 config.turn_costs(),
                 &config.record_waits,
             )
@@ -477,13 +481,13 @@ impl Cpu {
         slices.process(node).unblock(g);
     }
 
-    /// The run-queue waits of the goroutines of the nodes in `cpu.record_waits`:
-    /// (node, goroutine kind, nanoseconds); empty without time slices.
-    pub fn goroutine_waits(&self) -> Vec<(u32, u8, Time)> {
+    /// The waits recorded for the nodes in `cpu.record_waits` (their goroutines' for
+    /// their P, their own for a core); empty without time slices.
+    pub fn goroutine_waits(&self) -> Vec<Waited> {
         let Some(slices) = &self.slices else {
             return Vec::new();
         };
-        slices.waits().map(|(n, g, w)| (n, g.kind(), w)).collect()
+        slices.waits().collect()
     }
 
     /// A node's validation workers: go starts one per CPU of its machine
@@ -681,10 +685,16 @@ mod tests {
 
     /// `one_core_runs` on a host of `cores` cores.
     fn host_runs(nodes: u32, cores: u32, work: &[(u32, Time, Time)]) -> Vec<Time> {
+        kernel_runs(nodes, cores, true, work)
+    }
+
+    /// `host_runs`, the slices ended on time (`hrtick`) or at the kernel's 4 ms tick.
+    fn kernel_runs(nodes: u32, cores: u32, hrtick: bool, work: &[(u32, Time, Time)]) -> Vec<Time> {
         let config = CpuConfig {
             nodes_per_host: nodes,
             cores,
             time_slice_ns: Some(1_000_000),
+            hrtick,
             ..CpuConfig::default()
         };
         let mut c = Cpu::new(&config, nodes, 1, FOREVER);
@@ -717,6 +727,28 @@ mod tests {
             }
         }
         done
+    }
+
+    #[test]
+    fn a_slice_is_over_when_a_tick_or_a_wake_up_finds_it_over() {
+        // Without HRTICK the kernel ends a slice when `update_curr` finds the running
+        // task past its deadline (`update_deadline`): at the tick (`task_tick_fair`,
+        // every 4 ms at CONFIG_HZ=250) or when a task wakes on the core
+        // (`enqueue_entity`). A has 6 ms from 0 on 1 core, slices of 1 ms.
+        const MS: Time = 1_000_000;
+        // B wakes at 0.5 with 0.5 ms, inside A's first slice (A is eligible: no
+        // preemption). A's slice ends at 1, seen at the tick at 4: B runs 4-4.5. With
+        // HRTICK B runs 1-1.5. A is done at 6.5 either way.
+        let early = [(0, 0, 6 * MS), (1, MS / 2, MS / 2)];
+        assert_eq!(kernel_runs(2, 1, false, &early), [13 * MS / 2, 9 * MS / 2]);
+        assert_eq!(kernel_runs(2, 1, true, &early), [13 * MS / 2, 3 * MS / 2]);
+        // B wakes at 2.5, past the end of A's first slice (1 ms): its wake-up ends it.
+        // A gets a new deadline (vruntime 2.5, deadline 3.5), B is placed at the average
+        // 2.5 with deadline 3.5 and, queued first, runs 2.5-3; A 3-6.5. With HRTICK A is
+        // in its third slice (2-3) and keeps it: B runs 3-3.5, A 3.5-6.5.
+        let late = [(0, 0, 6 * MS), (1, 5 * MS / 2, MS / 2)];
+        assert_eq!(kernel_runs(2, 1, false, &late), [13 * MS / 2, 3 * MS]);
+        assert_eq!(kernel_runs(2, 1, true, &late), [13 * MS / 2, 7 * MS / 2]);
     }
 
     #[test]

@@ -146,14 +146,29 @@ impl TurnCosts {
 }
 
 /// The names of the goroutine kinds, by `Goroutine::kind`.
-pub const KIND_NAMES: [&str; 6] = [
+pub const KIND_NAMES: [&str; 7] = [
     "reader",
     "writer",
     "validator",
     "event loop",
     "yamux sendLoop",
     "publisher",
+    "node thread",
 ];
+
+/// A recorded wait of a node's goroutine for its P, or of the node for a core: the
+/// goroutine's kind (`KIND_NAMES`), when the wait ended, and how long it was.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Waited {
+    pub node: u32,
+    pub kind: u8,
+    pub at: Time,
+    pub wait: Time,
+}
+
+/// The kind under which a node's own waits for a core are recorded: its thread, made
+/// runnable (woken, or preempted with work left), until a core runs it again.
+pub const NODE_THREAD: u8 = 6;
 
 impl Goroutine {
     /// The goroutine's kind, an index into `KIND_NAMES`.
@@ -179,7 +194,8 @@ struct WaitLog {
     now: Time,
     /// Runnable goroutines (indices into `routines`) and since when.
     since: FxHashMap<u32, Time>,
-    waits: Vec<(Goroutine, Time)>,
+    /// (goroutine, when it ran, how long it waited).
+    waits: Vec<(Goroutine, Time, Time)>,
 }
 
 /// How a waiting goroutine becomes runnable (`runtime/proc.go:ready`, `runqput`).
@@ -273,8 +289,9 @@ impl Process {
         }
     }
 
-    /// The recorded run-queue waits (goroutine, nanoseconds), in the order they ended.
-    pub fn waits(&self) -> &[(Goroutine, Time)] {
+    /// The recorded run-queue waits (goroutine, when it ran, nanoseconds waited), in the
+    /// order they ended.
+    pub fn waits(&self) -> &[(Goroutine, Time, Time)] {
         self.wait_log.as_ref().map_or(&[], |log| &log.waits)
     }
 
@@ -286,7 +303,7 @@ impl Process {
         };
         if let Some(since) = log.since.remove(&front) {
             let id = self.routines[front as usize].id;
-            log.waits.push((id, log.now - since));
+            log.waits.push((id, log.now, log.now - since));
         }
     }
 
@@ -685,9 +702,9 @@ mod tests {
         assert_eq!(
             p.waits(),
             [
-                (Goroutine::Validator, 0),
-                (Goroutine::Writer(1), 8_000),
-                (Goroutine::Reader(4), 0)
+                (Goroutine::Validator, 0, 0),
+                (Goroutine::Writer(1), 10_000, 8_000),
+                (Goroutine::Reader(4), 13_000, 0)
             ]
         );
     }

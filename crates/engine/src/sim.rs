@@ -136,9 +136,9 @@ impl Simulation {
         charges.then(|| self.cpu.used.samples())
     }
 
-    /// The run-queue waits of the goroutines of the nodes in `cpu.record_waits`:
-    /// (node, goroutine kind as in `goroutines::KIND_NAMES`, nanoseconds).
-    pub fn goroutine_waits(&self) -> Vec<(u32, u8, Time)> {
+    /// The waits recorded for the nodes in `cpu.record_waits`: their goroutines' for
+    /// their P and their own for a core (`goroutines::Waited`).
+    pub fn goroutine_waits(&self) -> Vec<crate::goroutines::Waited> {
         self.cpu.goroutine_waits()
     }
 

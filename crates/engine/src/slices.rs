@@ -32,10 +32,13 @@
 //! with what is left of its slice (`wakeup_preempt`).
 //!
 //! The slice is Linux's: `sysctl_sched_base_slice`, 0.75 ms scaled by 1 + ilog2(online
-//! CPUs, at most 8) (`get_update_sysctl_factor`, `SCHED_TUNABLESCALING_LOG`). A slice
-//! ends exactly at its end, where the kernel notices a task past its deadline at the
-//! next tick (`update_curr` → `update_deadline`, then `resched_curr_lazy`). Not
-//! modelled: per-CPU run queues (a host's cores share one), and a Go process running on
+//! CPUs, at most 8) (`get_update_sysctl_factor`, `SCHED_TUNABLESCALING_LOG`). The kernel
+//! ends a slice when `update_curr` finds the task past its deadline (`update_deadline`,
+//! then `resched_curr_lazy`): at the core's next tick (`task_tick_fair`, every
+//! `1 / CONFIG_HZ`) or when a task wakes on the core (`enqueue_entity`), whichever comes
+//! first; so a busy node with nothing waking around it runs on up to a tick past its
+//! slice, then waits as much longer for its next turn. With the scheduler's `HRTICK`
+//! feature (off by default) a timer ends the slice on time. Not modelled: per-CPU run queues (a host's cores share one), and a Go process running on
 //! two cores at once (GOMAXPROCS threads). Each pick passes over the host's runnable
 //! nodes.
 
@@ -43,7 +46,7 @@ use std::collections::VecDeque;
 
 use crate::config::Time;
 use crate::cpu_use::CpuUse;
-use crate::goroutines::{Goroutine, Process, TurnCosts, Wake};
+use crate::goroutines::{Goroutine, Process, TurnCosts, Waited, Wake, NODE_THREAD};
 use crate::queue::{Event, EventQueue};
 
 /// Linux's default time slice on a host of `cores` cores, in nanoseconds.
@@ -65,13 +68,35 @@ struct Node {
     vruntime: Time,
     deadline: Time,
     lag: i64,
+    /// When the node last became runnable (woke, or lost its core with work left), and
+    /// its waits from then to running on a core, when recorded (`cpu.record_waits`):
+    /// (when it ran, nanoseconds waited).
+    ready_since: Time,
+    core_waits: Option<Vec<(Time, Time)>>,
 }
 
 const IDLE: u32 = u32::MAX;
 
-/// The kernel's tick at `CONFIG_HZ=250` (the calibration machine's kernel): the least
-/// lag a blocking task keeps (`update_entity_lag`: two slices or a tick).
-const TICK: Time = 4_000_000;
+/// How the host's kernel schedules: its time slice, its tick (`1 / CONFIG_HZ`), and
+/// whether it ends a slice by a timer of its own (`HRTICK`) rather than at the next tick.
+#[derive(Clone, Copy, Debug)]
+pub struct Kernel {
+    pub slice: Time,
+    pub tick: Time,
+    pub hrtick: bool,
+}
+
+impl Kernel {
+    /// When the kernel notices that a slice ending at `end` is over: then with `HRTICK`,
+    /// else at the first tick from then on (ticks every `tick` from time 0).
+    fn notices_slice_end(&self, end: Time) -> Time {
+        if self.hrtick || self.tick == 0 {
+            end
+        } else {
+            end.div_ceil(self.tick) * self.tick
+        }
+    }
+}
 
 #[derive(Clone, Copy)]
 struct Core {
@@ -79,8 +104,10 @@ struct Core {
     node: u32,
     /// When the node's running goroutine last (re)started.
     since: Time,
-    /// When the node's slice ends.
+    /// When the node's slice ends, and when the kernel notices (`noticed_at`): at the
+    /// first tick from then on, unless a node wakes on the host before.
     slice_end: Time,
+    noticed_at: Time,
     /// When the core's pending tick is due.
     tick_at: Time,
     /// Counts the preemptions on the core: a pushed tick cannot be taken back, so a
@@ -97,6 +124,7 @@ struct Host {
 }
 
 pub struct Slices {
+    kernel: Kernel,
     slice: Time,
     nodes_per_host: u32,
     hosts: Vec<Host>,
@@ -110,7 +138,7 @@ impl Slices {
         nodes: u32,
         nodes_per_host: u32,
         cores: u32,
-        slice: Time,
+        kernel: Kernel,
         turn_costs: TurnCosts,
         record_waits: &[u32],
     ) -> Self {
@@ -119,11 +147,13 @@ impl Slices {
             node: IDLE,
             since: 0,
             slice_end: 0,
+            noticed_at: 0,
             tick_at: 0,
             generation: 0,
         };
         Self {
-            slice,
+            kernel,
+            slice: kernel.slice,
             nodes_per_host,
             hosts: (0..hosts)
                 .map(|_| Host {
@@ -135,11 +165,13 @@ impl Slices {
             procs: (0..nodes)
                 .map(|node| {
                     let mut process = Process::new(turn_costs);
-                    if record_waits.contains(&node) {
+                    let record = record_waits.contains(&node);
+                    if record {
                         process.record_waits();
                     }
                     Node {
                         process,
+                        core_waits: record.then(Vec::new),
                         ..Node::default()
                     }
                 })
@@ -157,13 +189,28 @@ impl Slices {
         self.procs[node as usize].process.waits_on_network(g)
     }
 
-    /// Every recorded run-queue wait: (node, goroutine, nanoseconds), by node.
-    pub fn waits(&self) -> impl Iterator<Item = (u32, Goroutine, Time)> + '_ {
+    /// Every recorded wait, by node: its goroutines' for its P, then its own for a core
+    /// (the kind `NODE_THREAD`).
+    pub fn waits(&self) -> impl Iterator<Item = Waited> + '_ {
         self.procs.iter().enumerate().flat_map(|(node, p)| {
-            p.process
-                .waits()
+            let node = node as u32;
+            let goroutines = p.process.waits().iter().map(move |&(g, at, wait)| Waited {
+                node,
+                kind: g.kind(),
+                at,
+                wait,
+            });
+            let cores = p
+                .core_waits
                 .iter()
-                .map(move |&(g, wait)| (node as u32, g, wait))
+                .flatten()
+                .map(move |&(at, wait)| Waited {
+                    node,
+                    kind: NODE_THREAD,
+                    at,
+                    wait,
+                });
+            goroutines.chain(cores)
         })
     }
 
@@ -189,8 +236,9 @@ impl Slices {
     /// `node`'s goroutine `g` has work of `cost` ready now; `event` happens when it is
     /// done; `wake` says where `g` goes if it was waiting. A node already on a core or
     /// waiting for one just queues it; an idle one takes a free core at once, or waits
-    /// in the run queue, unless it preempts a running node (`wakeup_preempt`; the time
-    /// that node ran is charged to `used`).
+    /// in the run queue; its wake-up ends the slice of a node running past it
+    /// (`notice_overrun`), or else may preempt a running node (`wakeup_preempt`); the
+    /// time the node it displaces ran is charged to `used`.
     #[allow(clippy::too_many_arguments)]
     pub fn submit(
         &mut self,
@@ -214,13 +262,16 @@ impl Slices {
         }
         let host = (node / self.nodes_per_host) as usize;
         self.place(host, node, queue.now());
+        self.procs[node as usize].ready_since = queue.now();
         let free = self.hosts[host].cores.iter().position(|c| c.node == IDLE);
         match free {
             Some(core) => self.start(queue, host, core, node),
             None => {
                 self.procs[node as usize].waiting = true;
                 self.hosts[host].run_queue.push_back(node);
-                self.wakeup_preempt(queue, host, node, used);
+                if !self.notice_overrun(queue, host, used) {
+                    self.wakeup_preempt(queue, host, node, used);
+                }
             }
         }
     }
@@ -237,9 +288,9 @@ impl Slices {
     /// preempted node goes back to the run queue with its virtual runtime and deadline,
     /// and gets the rest of its slice when it next runs.
     ///
-    /// A node on a core is always inside its slice: the model ends a slice exactly at
-    /// its end (the kernel at the first tick past its deadline, `update_curr` →
-    /// `update_deadline`), so only the eligibility test can fail. A core whose tick is
+    /// A node past the end of its slice has lost its core already (`notice_overrun`,
+    /// called first): the nodes left on cores are inside their slices, so only the
+    /// eligibility test can fail. A core whose tick is
     /// due now is left alone: its piece of work may be done at this instant, and its
     /// event must be carried out by the tick (which picks the next node itself if the
     /// slice is over). The host has one run queue for its cores (the kernel has one per
@@ -269,6 +320,7 @@ impl Slices {
         let p = &mut self.procs[running as usize];
         p.running = false;
         p.waiting = true;
+        p.ready_since = now;
         let rq = &mut self.hosts[h].run_queue;
         rq.remove(woken);
         rq.push_back(running);
@@ -276,6 +328,37 @@ impl Slices {
         let core = &mut self.hosts[h].cores[k];
         core.generation = core.generation.wrapping_add(1);
         self.start(queue, h, k, node);
+    }
+
+    /// A node woke on host `h`: the kernel updates the running node's runtime
+    /// (`enqueue_entity` → `update_curr`), and one past the end of its slice gets a new
+    /// deadline and loses the core to EEVDF's pick (`update_deadline`, then
+    /// `resched_curr_lazy`). True if a core's node was past its slice; the first such
+    /// core is rescheduled (the kernel enqueues the woken node on one CPU).
+    fn notice_overrun(&mut self, queue: &mut EventQueue, h: usize, used: &mut CpuUse) -> bool {
+        let now = queue.now();
+        let overrun = |c: &Core| c.node != IDLE && c.slice_end <= now && c.tick_at > now;
+        let Some(k) = self.hosts[h].cores.iter().position(overrun) else {
+            return false;
+        };
+        let running = self.hosts[h].cores[k].node;
+        let done = self.finish(h as u32, k as u32, now, used);
+        debug_assert!(done.is_none(), "a piece preempted before it is done");
+        let slice = self.slice;
+        let p = &mut self.procs[running as usize];
+        p.running = false;
+        p.waiting = true;
+        p.ready_since = now;
+        p.deadline = p.vruntime + slice;
+        self.hosts[h].run_queue.push_back(running);
+        let core = &mut self.hosts[h].cores[k];
+        core.generation = core.generation.wrapping_add(1);
+        core.node = IDLE;
+        if let Some(next) = self.pick(h, now) {
+            self.procs[next as usize].waiting = false;
+            self.start(queue, h, k, next);
+        }
+        true
     }
 
     /// True if a tick of `core` pushed in `generation` is the core's pending one (not
@@ -311,7 +394,7 @@ impl Slices {
         process.settle();
         process.idle_poll();
         let has_work = process.has_work();
-        if has_work && now < c.slice_end {
+        if has_work && now < c.noticed_at {
             self.schedule(queue, h, k);
             return;
         }
@@ -323,6 +406,7 @@ impl Slices {
         if has_work {
             // Its slice is used up: a new deadline a slice on (`update_deadline`).
             p.waiting = true;
+            p.ready_since = now;
             p.deadline = p.vruntime + self.slice;
             self.hosts[h].run_queue.push_back(node);
         }
@@ -360,7 +444,7 @@ impl Slices {
     /// its own, within two slices or a tick (`update_entity_lag`).
     fn keep_lag(&mut self, h: usize, node: u32, now: Time) {
         let v_avg = self.avg_vruntime(h, now);
-        let limit = (2 * self.slice).max(TICK) as i64;
+        let limit = (2 * self.slice).max(self.kernel.tick) as i64;
         let p = &mut self.procs[node as usize];
         p.lag = (v_avg as i64 - p.vruntime as i64).clamp(-limit, limit);
         self.hosts[h].last_v = v_avg;
@@ -421,12 +505,16 @@ impl Slices {
         let now = queue.now();
         let p = &mut self.procs[node as usize];
         p.running = true;
+        if let Some(waits) = &mut p.core_waits {
+            waits.push((now, now - p.ready_since));
+        }
         // Placed or requeued with a deadline one slice on (`place`, `next`).
         let left = p.deadline - p.vruntime;
         let c = &mut self.hosts[host].cores[core];
         c.node = node;
         c.since = now;
         c.slice_end = now + left;
+        c.noticed_at = self.kernel.notices_slice_end(c.slice_end);
         self.schedule(queue, host, core);
     }
 
@@ -435,7 +523,7 @@ impl Slices {
     fn schedule(&mut self, queue: &mut EventQueue, host: usize, core: usize) {
         let c = &mut self.hosts[host].cores[core];
         let left = self.procs[c.node as usize].process.until_tick();
-        let at = (c.since + left).min(c.slice_end);
+        let at = (c.since + left).min(c.noticed_at);
         c.tick_at = at;
         let event = Event::CoreTick {
             host: host as u32,

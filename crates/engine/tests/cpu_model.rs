@@ -9,10 +9,11 @@ use gossiplab_engine::Simulation;
 use serde_json::{json, Value};
 
 /// Costs used by the timelines below: sign 1 ms, encode 2 ms, decode 3 ms, validate 5 ms;
-/// a host whose nodes outnumber its cores runs them in time slices of `slice`.
+/// a host whose nodes outnumber its cores runs them in time slices of `slice`, each
+/// ended on time (`hrtick`).
 fn costs(nodes_per_host: u32, cores: u32, slice: u64) -> Value {
     json!({"cpu": {
-        "nodes_per_host": nodes_per_host, "cores": cores, "time_slice_ns": slice,
+        "nodes_per_host": nodes_per_host, "cores": cores, "time_slice_ns": slice, "hrtick": true,
         "per_publish_ns": MS, "per_rpc_sent_ns": 2 * MS,
         "per_rpc_received_ns": 3 * MS, "per_copy_ns": 5 * MS
     }})
@@ -73,13 +74,15 @@ fn a_burst_read_while_descheduled_overflows_the_validation_queue() {
     // Line 0 - 1 - 2; nodes 0 and 1 share a core (slices of 100 ms), node 2 has its own
     // host; reading costs 10 µs. Node 2 publishes message 0 at 2 ms: node 1 reads it at
     // 3 ms and validates it (1 ms, delivered at 4.01), node 0 reads it at 5.01 ms and
-    // validates it for 200 ms, holding the core until its slice ends at 105.01 ms. At
-    // 10 ms node 2 publishes 50 more at once; node 1 gets them at 11 ms but waits for
-    // the core, then reads all 50 (reading became ready first: 105.01-105.51) and pushes
+    // validates it for 200 ms, holding the core until its slice ends at 105.01 ms, which
+    // the kernel notices at its next tick (4 ms apart: 108 ms; nothing wakes on the core
+    // before). At 10 ms node 2 publishes 50 more at once; node 1 gets them at 11 ms but
+    // waits for the core, then reads all 50 (reading became ready first: 108-108.5) and
+    // pushes
     // each unseen copy into the validation queue: one for its single worker (go starts
     // runtime.NumCPU() = cores of them, validation.go:newValidation), 32 in the queue,
     // the rest dropped (validation.go:Push): 50 − 33 = 17. The 33 are validated a
-    // millisecond each from 105.51 ms.
+    // millisecond each from 108.5 ms.
     let patch = json!({
         "cpu": {"nodes_per_host": 2, "cores": 1, "time_slice_ns": 100 * MS,
                 "per_rpc_received_ns": 10 * US},
@@ -106,7 +109,7 @@ fn a_burst_read_while_descheduled_overflows_the_validation_queue() {
         .map(|i| (d.msg[i], d.t_ns[i] as u64))
         .collect();
     let expected: Vec<(u32, u64)> = std::iter::once((0, 4 * MS + 10 * US))
-        .chain((1..=33).map(|m| (m, 105_510 * US + u64::from(m) * MS)))
+        .chain((1..=33).map(|m| (m, 108_500 * US + u64::from(m) * MS)))
         .collect();
     assert_eq!(node_1, expected);
 }
@@ -256,5 +259,67 @@ fn the_kernel_s_work_delays_every_node_on_the_sender_s_core() {
     assert_eq!(
         delivery_times_with_kernel(3, 1, 100 * MS),
         vec![123 * MS, 131 * MS]
+    );
+}
+
+/// Node 0 publishes at 100 ms to its two leaves (floodsub, 10 ms links) on one core in
+/// slices of `slice`; validating a copy is the only cost (5 ms). Each leaf's own waits
+/// for the core (`cpu.record_waits`, the kind "node thread"), in ms, in the order the
+/// waits ended, and its delivery time.
+fn leaves_waiting_for_the_core(slice: u64, hrtick: bool) -> Vec<(Vec<u64>, u64)> {
+    let patch = json!({"cpu": {
+        "nodes_per_host": 3, "cores": 1, "time_slice_ns": slice, "hrtick": hrtick,
+        "per_copy_ns": 5 * MS, "record_waits": [1, 2]
+    }});
+    let c = config(3, "floodsub", 10 * MS, 2 * S, 1, patch);
+    let mut sim = Simulation::new(&c, &star(2), &messages(0, 100 * MS, 0, 1, 100)).unwrap();
+    sim.run();
+    let waits = sim.goroutine_waits();
+    let thread = gossiplab_engine::goroutines::NODE_THREAD;
+    let d = &sim.output().deliveries;
+    [1, 2]
+        .map(|leaf| {
+            let own = waits.iter().filter(|w| w.node == leaf && w.kind == thread);
+            let delivered = (0..d.len()).find(|&i| d.node[i] == leaf).unwrap();
+            (
+                own.map(|w| w.wait / MS).collect(),
+                d.t_ns[delivered] as u64 / MS,
+            )
+        })
+        .into()
+}
+
+#[test]
+fn a_leaf_waits_for_the_core_while_the_other_validates() {
+    // Both copies arrive at 110 ms. Slices of 100 ms: leaf 1 takes the idle core at once
+    // (a wait of 0) and validates 110-115; leaf 2 waits 5 ms, validates 115-120.
+    let got = leaves_waiting_for_the_core(100 * MS, false);
+    assert_eq!(got, vec![(vec![0], 115), (vec![5], 120)]);
+}
+
+#[test]
+fn a_slice_runs_on_to_the_kernel_s_next_tick() {
+    // Slices of 1 ms, the kernel's tick every 4 ms (CONFIG_HZ=250: 108, 112, 116, 120
+    // ms), no HRTICK: a slice is over when the tick (`task_tick_fair` → `update_curr` →
+    // `update_deadline`) or a wake-up on the core (`enqueue_entity` → `update_curr`)
+    // finds it over. Leaf 1 takes the core at 110; leaf 2, woken at the same instant,
+    // finds leaf 1 inside its slice (no preemption) and waits. Nothing else wakes: leaf
+    // 1 runs to the tick at 112 (2 ms), leaf 2 from 112 to the tick at 116 (4 ms), leaf
+    // 1 from 116 to its end at 119, leaf 2 from 119 to 120. Waits: leaf 1 0 and 4 ms,
+    // leaf 2 2 and 3 ms.
+    let got = leaves_waiting_for_the_core(MS, false);
+    assert_eq!(got, vec![(vec![0, 4], 119), (vec![2, 3], 120)]);
+}
+
+#[test]
+fn leaves_sharing_the_core_in_slices_wait_a_slice_each_turn() {
+    // Slices of 1 ms ended on time (HRTICK): the leaves alternate, leaf 1 in 110-111,
+    // 112-113, ..., 118-119 (done at 119), leaf 2 in 111-112, ..., 119-120. Leaf 1
+    // waits 0, then 1 ms before each of its 4 other slices; leaf 2 waits 1 ms before
+    // each of its 5.
+    let got = leaves_waiting_for_the_core(MS, true);
+    assert_eq!(
+        got,
+        vec![(vec![0, 1, 1, 1, 1], 119), (vec![1, 1, 1, 1, 1], 120)]
     );
 }

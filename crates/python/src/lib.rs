@@ -5,7 +5,7 @@
 //! crate itself has no pyo3 dependency and is tested on its own.
 
 use gossiplab_engine::aggregate::{AggregateTables, Aggregates, NEVER, REACH_PERCENTS};
-use gossiplab_engine::goroutines::KIND_NAMES as GOROUTINE_NAMES;
+use gossiplab_engine::goroutines::{Waited, KIND_NAMES as GOROUTINE_NAMES};
 use gossiplab_engine::histogram::bin_bounds;
 use gossiplab_engine::output::{MessageTraffic, Output};
 use gossiplab_engine::partial::PartialRows;
@@ -241,14 +241,17 @@ impl Engine {
     }
 }
 
-/// node, goroutine (kind codes, `goroutine_names`) and wait_ns columns.
-fn goroutine_waits<'py>(py: Python<'py>, waits: &[(u32, u8, u64)]) -> PyResult<Bound<'py, PyDict>> {
-    let node: Vec<u32> = waits.iter().map(|w| w.0).collect();
-    let kind: Vec<u8> = waits.iter().map(|w| w.1).collect();
-    let wait: Vec<u64> = waits.iter().map(|w| w.2).collect();
+/// node, goroutine (kind codes, `goroutine_names`), t_ns (when the wait ended) and
+/// wait_ns columns.
+fn goroutine_waits<'py>(py: Python<'py>, waits: &[Waited]) -> PyResult<Bound<'py, PyDict>> {
+    let node: Vec<u32> = waits.iter().map(|w| w.node).collect();
+    let kind: Vec<u8> = waits.iter().map(|w| w.kind).collect();
+    let at: Vec<i64> = waits.iter().map(|w| w.at as i64).collect();
+    let wait: Vec<u64> = waits.iter().map(|w| w.wait).collect();
     let d = PyDict::new(py);
     d.set_item("node", PyBytes::new(py, &to_le(&node, u32::to_le_bytes)))?;
     d.set_item("goroutine", PyBytes::new(py, &kind))?;
+    d.set_item("t_ns", PyBytes::new(py, &to_le(&at, i64::to_le_bytes)))?;
     d.set_item("wait_ns", PyBytes::new(py, &to_le(&wait, u64::to_le_bytes)))?;
     Ok(d)
 }

@@ -217,11 +217,14 @@ SCHEMAS: dict[str, pa.Schema] = {
         ]
     ),
     # The model's run-queue waits of the goroutines of the nodes in [cpu] record_waits: one
-    # row per wait, from becoming runnable to running (Go's trace: Runnable to Running).
+    # row per wait, from becoming runnable to running (Go's trace: Runnable to Running);
+    # goroutine "node thread": the node's own waits for a core of its host; t_ns is when
+    # the wait ended (the goroutine, or the node, ran).
     "goroutine_waits": pa.schema(
         [
             ("node", pa.uint32()),
             ("goroutine", pa.string()),
+            ("t_ns", pa.int64()),
             ("wait_ns", pa.uint64()),
         ]
     ),

@@ -98,6 +98,8 @@ def engine_cpu(cpu: CpuConfig) -> dict[str, Any]:
         "sigma": cpu.sigma,
         **{f"sigma_{name}": sigma for name, sigma in cpu.sigmas().items()},
         "time_slice_ns": cpu.slice_ns(),
+        "kernel_tick_ns": 1_000_000_000 // cpu.kernel_hz,
+        "hrtick": cpu.hrtick,
         "event_loop": cpu.event_loop,
         "per_rpc_loop_ns": cpu.per_rpc_loop,
         "per_publish_loop_ns": cpu.per_publish_loop,

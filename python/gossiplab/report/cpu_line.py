@@ -7,6 +7,7 @@ from pathlib import Path
 
 from gossiplab.errors import GossiplabError
 from gossiplab.scenario import Scenario, parse_scenario
+from gossiplab.scenario.cpu import CpuConfig
 
 NS_PER_US = 1_000
 
@@ -78,8 +79,16 @@ def cpu_per_hop(s: Scenario) -> str:
     cores = "1 core" if cpu.cores == 1 else f"{cpu.cores} cores"
     line = f"{line}; {hosts}, {cores}"
     if cpu.nodes_per_host > cpu.cores:
-        line += f", time slices of {cpu.slice_ns() / 1e6:g} ms"
+        line += f", time slices of {cpu.slice_ns() / 1e6:g} ms" + _slice_end(cpu)
     return line
+
+
+def _slice_end(cpu: CpuConfig) -> str:
+    """When a slice that is over ends: on time with HRTICK, else at the kernel's tick or
+    a wake-up on the core (crates/engine/src/slices.rs)."""
+    if cpu.hrtick:
+        return " ended on time (hrtick)"
+    return f" ended at the next {1000 / cpu.kernel_hz:g} ms tick or wake-up"
 
 
 _TURN_NAMES = {

@@ -165,6 +165,13 @@ class CpuConfig(Section):
     # A host whose nodes outnumber its cores runs them in time slices of this length;
     # unset: Linux's default for the host's cores (see `kernel_time_slice`).
     time_slice: Duration | None = Field(default=None, gt=0)
+    # The host kernel's tick rate (CONFIG_HZ): without hrtick a slice that is over runs on
+    # until the next tick or a wake-up on the core notices it (crates/engine/src/slices.rs).
+    # 250: this machine's kernel, Debian's default.
+    kernel_hz: Literal[100, 250, 300, 1000] = 250
+    # The scheduler's HRTICK feature (off in Linux's default): a timer ends each slice on
+    # time.
+    hrtick: bool = False
     # pubsub's event loop: readers hand RPCs to one goroutine per node through a 32-slot
     # channel and stop reading while it is full; yamux stream windows then stop the
     # senders' writers (crates/engine/src/event_loop.rs). Time-sliced hosts only.
@@ -187,7 +194,8 @@ class CpuConfig(Section):
     per_send_loop_turn: Duration = 0
     # Record the run-queue waits of these nodes' goroutines (goroutine_waits.parquet), to
     # set beside Go's execution traces of the same nodes ([testbed] go_trace,
-    # bench/go_trace_schedule.py). Time-sliced hosts only.
+    # bench/go_trace_schedule.py), and the nodes' own waits for a core ("node thread",
+    # beside the kernel's: bench/preemptions.py). Time-sliced hosts only.
     record_waits: list[int] = Field(default_factory=list)
 
     @model_validator(mode="after")
