@@ -4,14 +4,17 @@ long a node that could run waits for the core.
 A node's thread leaves the CPU either because it blocks (a voluntary switch) or because
 the kernel's scheduler gives the core to another task while the thread could still run
 (an involuntary switch: `prev_state` R in the `sched_switch` tracepoint). This runs a
-scenario on the testbed, records every `sched_switch` and `sched_wakeup` on the nodes'
-CPUs for a few seconds of publishing (`perf record -g`), and prints, per node:
+scenario on the testbed, records every `sched_switch` and `sched_wakeup` (on every CPU:
+the delay stage's packets wake nodes from the other CPU) for a few seconds of publishing
+(`perf record -g`), and prints, per node:
 
 - involuntary switches per second, and which task took the core: the node's own
   `sysmon` thread, another node's `sysmon`, another node's working thread, or a task that
   is not a node (kernel threads, the delay stage);
 - the run-queue wait of its working threads, from waking (`sched_wakeup`) or being
-  preempted to running again: p50 / p90 / p99 / max in µs.
+  preempted to running again: p50 / p90 / p99 / max in µs;
+- how long its working threads run once on the CPU: p50 / p90 / max in µs (a busy node
+  runs past its slice until the kernel's next tick or a wake-up on the core ends it).
 
 A `sysmon` thread is one whose voluntary switches block in `runtime.sysmon` (go's
 monitor thread, which while its node runs sleeps 20 µs at a time, `runtime/proc.go`);
@@ -38,6 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+import polars as pl
 
 from gossiplab.units import parse_duration
 
@@ -126,14 +130,26 @@ def waits(trace: Trace) -> dict[int, list[float]]:
     return out
 
 
-def record(scenario: Path, out: Path, window: float) -> tuple[Trace, dict[int, int], dict]:
+def runs(trace: Trace) -> dict[int, list[float]]:
+    """Per node process: each stretch (µs) one of its working threads ran on a CPU, from
+    being switched in to being switched out."""
+    since: dict[int, float] = {}
+    out: dict[int, list[float]] = defaultdict(list)
+    for at, prev, _, nxt, _ in trace.switches:
+        started = since.pop(prev, None)
+        if started is not None and prev not in trace.sysmon and prev in trace.process:
+            out[trace.process[prev]].append((at - started) * 1e6)
+        since[nxt] = at
+    return out
+
+
+def record(scenario: Path, out: Path, window: float) -> tuple[Trace, dict[int, int]]:
     """Run one scenario on the testbed and trace its nodes' CPUs during publishing."""
     spec = tomllib.loads(scenario.read_text())
     cpus = spec.get("testbed", {}).get("node_cpus")
     if not cpus:
         raise SystemExit(f"{scenario}: confine the nodes to CPUs ([testbed] node_cpus)")
     nodes = spec["topology"]["nodes"]
-    warmup = parse_duration(spec.get("workload", {}).get("warmup", "0s")) / 1e9
     folder = out / scenario.stem
     run = subprocess.Popen(
         [sys.executable, "-m", "gossiplab", "run", str(scenario), "-o", str(folder), "--force"],
@@ -144,26 +160,67 @@ def record(scenario: Path, out: Path, window: float) -> tuple[Trace, dict[int, i
         if len(found.stdout.split()) >= nodes + 1:
             break
         time.sleep(0.1)
-    time.sleep(warmup + 1.0)
-    node_of = node_numbers()
-    (folder.with_suffix(".nodes.json")).write_text(json.dumps(node_of))
+    time.sleep(recording_start(spec))
+    folder.with_suffix(".nodes.json").write_text(json.dumps(node_numbers()))
     data = folder.with_suffix(".perf")
     events = ["-e", "sched:sched_switch", "-e", "sched:sched_wakeup"]
-    cpu_list = ",".join(str(c) for c in cpus)
+    # Every CPU: a node is often woken from another CPU (the delay stage's packets).
     subprocess.run(
-        ["perf", "record", "-q", *events, "-g", "-o", str(data), "-C", cpu_list,
+        ["perf", "record", "-q", *events, "-g", "-o", str(data), "-a",
          "--", "sleep", str(window)],
         check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     if run.wait() != 0:
         raise SystemExit(f"{scenario}: the run failed")
+    return analyse(folder)
+
+
+def recording_start(spec: dict) -> float:
+    """Seconds from the nodes' start to the recording: a second into the publishing."""
+    return parse_duration(spec.get("workload", {}).get("warmup", "0s")) / 1e9 + 1.0
+
+
+def model_waits(run: Path, start: float, window: float) -> dict[int, list[float]]:
+    """Per node, the model's waits for a core (µs) that ended in [start, start + window)
+    seconds (`goroutine_waits.parquet`, goroutine "node thread")."""
+    waits = pl.read_parquet(run / "goroutine_waits.parquet").filter(
+        (pl.col("goroutine") == "node thread")
+        & (pl.col("t_ns") >= int(start * 1e9))
+        & (pl.col("t_ns") < int((start + window) * 1e9))
+    )
+    out: dict[int, list[float]] = defaultdict(list)
+    for node, wait_ns in waits.select("node", "wait_ns").iter_rows():
+        out[node].append(wait_ns / 1e3)
+    return out
+
+
+def model_report(waits: dict[int, list[float]], window: float, listed: list[int]) -> None:
+    print("| node | waits /s | p50 / p90 / p99 / max (µs) |")
+    print("|---|---:|---|")
+    for node in listed:
+        print(f"| {node} | {_spread(waits.get(node, []), window)} |")
+    print(f"| all | {_spread([w for ws in waits.values() for w in ws], window)} |")
+
+
+def _spread(wait: list[float], window: float) -> str:
+    """Waits per second, and their p50 / p90 / p99 / max."""
+    if not wait:
+        return "0 | none"
+    q = np.percentile(wait, [50, 90, 99, 100])
+    return f"{len(wait) / window:,.0f} | " + " / ".join(f"{v:,.0f}" for v in q)
+
+
+def analyse(folder: Path) -> tuple[Trace, dict[int, int]]:
+    """The recording of a run in `folder` (its `.perf` and `.nodes.json` beside it)."""
+    data = folder.with_suffix(".perf")
+    nodes = json.loads(folder.with_suffix(".nodes.json").read_text())
     script = subprocess.run(
         ["perf", "script", "-i", str(data), "-F", "comm,pid,tid,cpu,time,event,trace,ip,sym"],
         capture_output=True,
         text=True,
         check=True,
     ).stdout
-    return parse(script), node_of, spec
+    return parse(script), {int(pid): node for pid, node in nodes.items()}
 
 
 def node_numbers() -> dict[int, int]:
@@ -189,10 +246,28 @@ def main() -> None:
     parser.add_argument("-o", "--out", type=Path, required=True)
     parser.add_argument("--window", type=float, default=3.0, help="seconds recorded")
     parser.add_argument("--nodes", default="", help="nodes to list one by one, e.g. 0,5,20")
+    parser.add_argument(
+        "--again", action="store_true", help="analyse the recording in -o again, without a run"
+    )
+    parser.add_argument(
+        "--model",
+        type=Path,
+        help="a model run of the scenario with [cpu] record_waits naming every node: "
+        "its nodes' waits for a core over the same seconds, beside",
+    )
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    trace, node_of, _ = record(args.scenario, args.out, args.window)
-    report(trace, node_of, args.window, [int(n) for n in args.nodes.split(",") if n])
+    if args.again:
+        trace, node_of = analyse(args.out / args.scenario.stem)
+    else:
+        trace, node_of = record(args.scenario, args.out, args.window)
+    listed = [int(n) for n in args.nodes.split(",") if n]
+    report(trace, node_of, args.window, listed)
+    if args.model:
+        spec = tomllib.loads(args.scenario.read_text())
+        start = recording_start(spec)
+        print(f"\nThe model ({args.model}), its nodes' waits for a core over the same seconds:")
+        model_report(model_waits(args.model, start, args.window), args.window, listed)
 
 
 def report(trace: Trace, node_of: dict[int, int], window: float, listed: list[int]) -> None:
@@ -201,27 +276,29 @@ def report(trace: Trace, node_of: dict[int, int], window: float, listed: list[in
         pid = trace.process.get(prev)
         if pid in node_of and state.startswith("R") and prev not in trace.sysmon:
             taken[pid][taker(trace, prev, nxt, next_comm)] += 1
-    wait = waits(trace)
+    wait, ran = waits(trace), runs(trace)
     total: Counter[str] = sum(taken.values(), Counter())
-    print(f"sysmon threads found: {len(trace.sysmon)} of {len(node_of)} nodes")
+    sysmons = sum(trace.process.get(tid) in node_of for tid in trace.sysmon)
+    print(f"sysmon threads found: {sysmons} of {len(node_of)} nodes")
     takers = " | ".join(TAKERS)
-    print(f"| node | involuntary /s | {takers} | wait p50 / p90 / p99 / max (µs) |")
-    print("|---|---:|" + "---:|" * len(TAKERS) + "---|")
+    print(
+        f"| node | involuntary /s | {takers} | waits /s | wait p50 / p90 / p99 / max (µs) "
+        "| run p50 / p90 / max (µs) |"
+    )
+    print("|---|---:|" + "---:|" * (len(TAKERS) + 1) + "---|---|")
     rows = [(n, pid) for pid, n in sorted(node_of.items(), key=lambda kv: kv[1]) if n in listed]
     for node, pid in rows:
-        print(_row(str(node), taken[pid], wait.get(pid, []), window))
+        print(_row(str(node), taken[pid], wait.get(pid, []), ran.get(pid, []), window))
     everyone = [w for pid, ws in wait.items() if pid in node_of for w in ws]
-    print(_row("all", total, everyone, window))
+    all_runs = [r for pid, rs in ran.items() if pid in node_of for r in rs]
+    print(_row("all", total, everyone, all_runs, window))
 
 
-def _row(name: str, taken: Counter[str], wait: list[float], window: float) -> str:
+def _row(name: str, taken: Counter[str], wait: list[float], ran: list[float], window: float) -> str:
     counts = " | ".join(f"{taken[k] / window:,.0f}" for k in TAKERS)
-    if wait:
-        q = np.percentile(wait, [50, 90, 99, 100])
-        spread = " / ".join(f"{v:,.0f}" for v in q)
-    else:
-        spread = "none"
-    return f"| {name} | {sum(taken.values()) / window:,.0f} | {counts} | {spread} |"
+    involuntary = sum(taken.values()) / window
+    lengths = " / ".join(f"{v:,.0f}" for v in np.percentile(ran, [50, 90, 100])) if ran else ""
+    return f"| {name} | {involuntary:,.0f} | {counts} | {_spread(wait, window)} | {lengths} |"
 
 
 if __name__ == "__main__":
