@@ -199,7 +199,15 @@ def model_report(waits: dict[int, list[float]], window: float, listed: list[int]
     print("|---|---:|---|")
     for node in listed:
         print(f"| {node} | {_spread(waits.get(node, []), window)} |")
-    print(f"| all | {_spread([w for ws in waits.values() for w in ws], window)} |")
+    everyone = [w for ws in waits.values() for w in ws]
+    print(f"| all | {_spread(everyone, window)} |")
+    print(_waiting(everyone, window))
+
+
+def _waiting(waits: list[float], window: float) -> str:
+    """How many nodes wait for the core at a time, on average: their waits (µs) summed
+    over the window."""
+    return f"\nNodes waiting for the core, on average: {sum(waits) / 1e6 / window:.1f}"
 
 
 def _spread(wait: list[float], window: float) -> str:
@@ -292,6 +300,7 @@ def report(trace: Trace, node_of: dict[int, int], window: float, listed: list[in
     everyone = [w for pid, ws in wait.items() if pid in node_of for w in ws]
     all_runs = [r for pid, rs in ran.items() if pid in node_of for r in rs]
     print(_row("all", total, everyone, all_runs, window))
+    print(_waiting(everyone, window))
 
 
 def _row(name: str, taken: Counter[str], wait: list[float], ran: list[float], window: float) -> str:
