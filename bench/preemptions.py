@@ -183,7 +183,12 @@ def recording_start(spec: dict) -> float:
 def model_waits(run: Path, start: float, window: float) -> dict[int, list[float]]:
     """Per node, the model's waits for a core (µs) that ended in [start, start + window)
     seconds (`goroutine_waits.parquet`, goroutine "node thread")."""
-    waits = pl.read_parquet(run / "goroutine_waits.parquet").filter(
+    table = run / "goroutine_waits.parquet"
+    if not table.exists():
+        raise SystemExit(
+            f"{run}: no goroutine_waits.parquet; run the model with [cpu] record_waits"
+        )
+    waits = pl.read_parquet(table).filter(
         (pl.col("goroutine") == "node thread")
         & (pl.col("t_ns") >= int(start * 1e9))
         & (pl.col("t_ns") < int((start + window) * 1e9))
