@@ -38,9 +38,10 @@
 //! `1 / CONFIG_HZ`) or when a task wakes on the core (`enqueue_entity`), whichever comes
 //! first; so a busy node with nothing waking around it runs on up to a tick past its
 //! slice, then waits as much longer for its next turn. With the scheduler's `HRTICK`
-//! feature (off by default) a timer ends the slice on time. Not modelled: per-CPU run queues (a host's cores share one), and a Go process running on
-//! two cores at once (GOMAXPROCS threads). Each pick passes over the host's runnable
-//! nodes.
+//! feature (off by default) a timer ends the slice on time. Not modelled: per-CPU run
+//! queues (a host's cores share one), a Go process running on two cores at once
+//! (GOMAXPROCS threads), and the wake-ups of a node's other threads (Go's `sysmon`).
+//! Each pick passes over the host's runnable nodes.
 
 use std::collections::VecDeque;
 
@@ -125,7 +126,6 @@ struct Host {
 
 pub struct Slices {
     kernel: Kernel,
-    slice: Time,
     nodes_per_host: u32,
     hosts: Vec<Host>,
     procs: Vec<Node>,
@@ -153,7 +153,6 @@ impl Slices {
         };
         Self {
             kernel,
-            slice: kernel.slice,
             nodes_per_host,
             hosts: (0..hosts)
                 .map(|_| Host {
@@ -180,7 +179,7 @@ impl Slices {
     }
 
     pub fn slice(&self) -> Time {
-        self.slice
+        self.kernel.slice
     }
 
     /// True if `node`'s reading goroutine `g` waits on the network with no data
@@ -290,10 +289,9 @@ impl Slices {
     ///
     /// A node past the end of its slice has lost its core already (`notice_overrun`,
     /// called first): the nodes left on cores are inside their slices, so only the
-    /// eligibility test can fail. A core whose tick is
-    /// due now is left alone: its piece of work may be done at this instant, and its
-    /// event must be carried out by the tick (which picks the next node itself if the
-    /// slice is over). The host has one run queue for its cores (the kernel has one per
+    /// eligibility test can fail. A core whose tick is due now is left alone: its piece
+    /// of work may be done at this instant, and its event must be carried out by the
+    /// tick (which picks the next node itself if the slice is over). The host has one run queue for its cores (the kernel has one per
     /// CPU, and wakes a task on one CPU): the cores are checked in order, and at most
     /// one is preempted.
     fn wakeup_preempt(&mut self, queue: &mut EventQueue, h: usize, node: u32, used: &mut CpuUse) {
@@ -313,21 +311,28 @@ impl Slices {
         let Some(k) = self.hosts[h].cores.iter().position(ineligible) else {
             return;
         };
+        let running = self.take_core(h, k, now, used);
+        let rq = &mut self.hosts[h].run_queue;
+        rq.remove(woken);
+        rq.push_back(running);
+        self.procs[node as usize].waiting = false;
+        self.start(queue, h, k, node);
+    }
+
+    /// Takes core `k` of host `h` from its node, which has work left (its tick is due
+    /// after now: the piece, or the turn, has time left): the time it ran is charged to
+    /// `used`, its pending tick goes stale, and it waits again from now. Returns it.
+    fn take_core(&mut self, h: usize, k: usize, now: Time, used: &mut CpuUse) -> u32 {
         let running = self.hosts[h].cores[k].node;
-        // Its tick is due after now: the piece, or the turn, has time left.
         let done = self.finish(h as u32, k as u32, now, used);
         debug_assert!(done.is_none(), "a piece preempted before it is done");
         let p = &mut self.procs[running as usize];
         p.running = false;
         p.waiting = true;
         p.ready_since = now;
-        let rq = &mut self.hosts[h].run_queue;
-        rq.remove(woken);
-        rq.push_back(running);
-        self.procs[node as usize].waiting = false;
         let core = &mut self.hosts[h].cores[k];
         core.generation = core.generation.wrapping_add(1);
-        self.start(queue, h, k, node);
+        running
     }
 
     /// A node woke on host `h`: the kernel updates the running node's runtime
@@ -341,19 +346,11 @@ impl Slices {
         let Some(k) = self.hosts[h].cores.iter().position(overrun) else {
             return false;
         };
-        let running = self.hosts[h].cores[k].node;
-        let done = self.finish(h as u32, k as u32, now, used);
-        debug_assert!(done.is_none(), "a piece preempted before it is done");
-        let slice = self.slice;
+        let running = self.take_core(h, k, now, used);
         let p = &mut self.procs[running as usize];
-        p.running = false;
-        p.waiting = true;
-        p.ready_since = now;
-        p.deadline = p.vruntime + slice;
+        p.deadline = p.vruntime + self.kernel.slice;
         self.hosts[h].run_queue.push_back(running);
-        let core = &mut self.hosts[h].cores[k];
-        core.generation = core.generation.wrapping_add(1);
-        core.node = IDLE;
+        self.hosts[h].cores[k].node = IDLE;
         if let Some(next) = self.pick(h, now) {
             self.procs[next as usize].waiting = false;
             self.start(queue, h, k, next);
@@ -407,7 +404,7 @@ impl Slices {
             // Its slice is used up: a new deadline a slice on (`update_deadline`).
             p.waiting = true;
             p.ready_since = now;
-            p.deadline = p.vruntime + self.slice;
+            p.deadline = p.vruntime + self.kernel.slice;
             self.hosts[h].run_queue.push_back(node);
         }
         self.hosts[h].cores[k].node = IDLE;
@@ -444,7 +441,7 @@ impl Slices {
     /// its own, within two slices or a tick (`update_entity_lag`).
     fn keep_lag(&mut self, h: usize, node: u32, now: Time) {
         let v_avg = self.avg_vruntime(h, now);
-        let limit = (2 * self.slice).max(self.kernel.tick) as i64;
+        let limit = (2 * self.kernel.slice).max(self.kernel.tick) as i64;
         let p = &mut self.procs[node as usize];
         p.lag = (v_avg as i64 - p.vruntime as i64).clamp(-limit, limit);
         self.hosts[h].last_v = v_avg;
@@ -471,7 +468,7 @@ impl Slices {
         } else {
             p.vruntime.max(v_avg)
         };
-        p.deadline = p.vruntime + self.slice;
+        p.deadline = p.vruntime + self.kernel.slice;
     }
 
     /// EEVDF's pick (`pick_eevdf`): of the waiting nodes whose virtual runtime is not past
