@@ -209,6 +209,19 @@ def model_report(waits: dict[int, list[float]], window: float, listed: list[int]
     print(_waiting(everyone, window))
 
 
+def _sysmon_line(trace: Trace, node_of: dict[int, int], window: float) -> str:
+    """The nodes' sysmon threads: how many, how often they wake, and how often one takes
+    the core at once from a task that could still run."""
+    sysmon = {tid for tid in trace.sysmon if trace.process.get(tid) in node_of}
+    wakes = sum(tid in sysmon for _, tid in trace.wakeups)
+    taking = sum(nxt in sysmon and state.startswith("R") for _, _, state, nxt, _ in trace.switches)
+    return (
+        f"sysmon threads found: {len(sysmon)} of {len(node_of)} nodes; they wake "
+        f"{wakes / window:,.0f} times a second, {taking / window:,.0f} of them taking the "
+        "core from a task that could still run"
+    )
+
+
 def _waiting(waits: list[float], window: float) -> str:
     """How many nodes wait for the core at a time, on average: their waits (µs) summed
     over the window."""
@@ -291,8 +304,7 @@ def report(trace: Trace, node_of: dict[int, int], window: float, listed: list[in
             taken[pid][taker(trace, prev, nxt, next_comm)] += 1
     wait, ran = waits(trace), runs(trace)
     total: Counter[str] = sum(taken.values(), Counter())
-    sysmons = sum(trace.process.get(tid) in node_of for tid in trace.sysmon)
-    print(f"sysmon threads found: {sysmons} of {len(node_of)} nodes")
+    print(_sysmon_line(trace, node_of, window))
     takers = " | ".join(TAKERS)
     print(
         f"| node | involuntary /s | {takers} | waits /s | wait p50 / p90 / p99 / max (µs) "
