@@ -24,7 +24,9 @@ code).
     flock /tmp/testbed.lock .venv/bin/python bench/preemptions.py \\
         scenarios/crosscheck/cliff-at.toml -o out/preemptions
 
-Run it on an idle host, one run at a time. Needs `perf` with tracepoints.
+Run it on an idle host, one run at a time. Needs `perf` with tracepoints. `--again`
+analyses a kept recording; perf names the nodes' Go functions from their binary, so
+analyse it again before the node binary is rebuilt.
 """
 
 from __future__ import annotations
@@ -213,6 +215,11 @@ def _sysmon_line(trace: Trace, node_of: dict[int, int], window: float) -> str:
     """The nodes' sysmon threads: how many, how often they wake, and how often one takes
     the core at once from a task that could still run."""
     sysmon = {tid for tid in trace.sysmon if trace.process.get(tid) in node_of}
+    if not sysmon:
+        return (
+            "no sysmon thread found: perf did not resolve the nodes' Go functions (was the "
+            "node binary rebuilt since the recording?); sysmon's wake-ups count as the nodes'"
+        )
     wakes = sum(tid in sysmon for _, tid in trace.wakeups)
     taking = sum(nxt in sysmon and state.startswith("R") for _, _, state, nxt, _ in trace.switches)
     return (
