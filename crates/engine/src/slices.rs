@@ -291,9 +291,9 @@ impl Slices {
     /// called first): the nodes left on cores are inside their slices, so only the
     /// eligibility test can fail. A core whose tick is due now is left alone: its piece
     /// of work may be done at this instant, and its event must be carried out by the
-    /// tick (which picks the next node itself if the slice is over). The host has one run queue for its cores (the kernel has one per
-    /// CPU, and wakes a task on one CPU): the cores are checked in order, and at most
-    /// one is preempted.
+    /// tick (which picks the next node itself if the slice is over). The host has one
+    /// run queue for its cores (the kernel has one per CPU, and wakes a task on one
+    /// CPU): the cores are checked in order, and at most one is preempted.
     fn wakeup_preempt(&mut self, queue: &mut EventQueue, h: usize, node: u32, used: &mut CpuUse) {
         let now = queue.now();
         let v_avg = self.avg_vruntime(h, now);
