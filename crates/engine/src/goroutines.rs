@@ -11,9 +11,9 @@
 //! Each one loops over its queue without blocking while it has work. Go's scheduler
 //! (`runtime/proc.go`) keeps runnable goroutines in a first-in first-out run queue (and
 //! one in its `runnext` slot, below); one runs until it blocks (its queue is empty) or
-//! has run `forcePreemptNS` = 10 ms, then goes to the back. So a writer that gets its turn writes every RPC waiting for its
-//! peer, and the validation workers get their turn among the readers and writers, not
-//! a turn per copy.
+//! has run `forcePreemptNS` = 10 ms, then goes to the back. So a writer that gets its
+//! turn writes every RPC waiting for its peer, and the validation workers get their turn
+//! among the readers and writers, not a turn per copy.
 //!
 //! Go's netpoller decides when a reading goroutine that waits on the network becomes
 //! runnable again. A P polls the network (non-blocking `netpoll(0)`) only when its local
