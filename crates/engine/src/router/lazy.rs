@@ -6,10 +6,11 @@
 //! the node tells every mesh peer of the topic but the sender, in one urgent RPC per
 //! peer, before validating; it does the same for its own messages when it publishes.
 //! The v2.0 fork (ppopth/go-libp2p-pubsub@cfecb8a) tells the sender too and sends
-//! nothing on publish; `idontwant_to_sender` and `idontwant_on_publish` choose. A peer remembers at most the first 10 ids of each
-//! IDONTWANT RPC, for 3 heartbeats, and ignores IDONTWANTs beyond 1000 RPCs per
-//! heartbeat. Remembered ids stop mesh/fanout forwards and IWANT replies of that message
-//! to that peer (not flood-publish); each such skip is a transmission saved.
+//! nothing on publish; `idontwant_to_sender` and `idontwant_on_publish` choose. A peer
+//! remembers at most the first 10 ids of each IDONTWANT RPC, for 3 heartbeats, and
+//! ignores IDONTWANTs beyond 1000 RPCs per heartbeat. Remembered ids stop mesh/fanout
+//! forwards and IWANT replies of that message to that peer (not flood-publish); each
+//! such skip is a transmission saved.
 //!
 //! IANNOUNCE/INEED (libp2p specs PR #653, go-libp2p-pubsub PR #587, neither merged):
 //! a relay sends each mesh peer, with probability D_announce / D, an IANNOUNCE (topic,
