@@ -350,11 +350,7 @@ impl Slices {
         let p = &mut self.procs[running as usize];
         p.deadline = p.vruntime + self.kernel.slice;
         self.hosts[h].run_queue.push_back(running);
-        self.hosts[h].cores[k].node = IDLE;
-        if let Some(next) = self.pick(h, now) {
-            self.procs[next as usize].waiting = false;
-            self.start(queue, h, k, next);
-        }
+        self.run_next(queue, h, k, now);
         true
     }
 
@@ -407,6 +403,11 @@ impl Slices {
             p.deadline = p.vruntime + self.kernel.slice;
             self.hosts[h].run_queue.push_back(node);
         }
+        self.run_next(queue, h, k, now);
+    }
+
+    /// Core `k` of host `h` goes to EEVDF's pick among the waiting nodes, or idles.
+    fn run_next(&mut self, queue: &mut EventQueue, h: usize, k: usize, now: Time) {
         self.hosts[h].cores[k].node = IDLE;
         if let Some(next) = self.pick(h, now) {
             self.procs[next as usize].waiting = false;
