@@ -15,6 +15,10 @@ the core's limit, not their work's. It prints, per candidate, each run's model a
 testbed cores and the root mean square of the relative errors, and the best candidate.
 
     .venv/bin/python bench/cpu_fit_wakeup.py RESULTS... [--from 20 --to 100 --step 5]
+        [--costs COSTS.toml]
+
+`--costs` takes a TOML file whose `[cpu]` table sets costs in place of the preset's (for
+costs fitted in the hour of the runs, e.g. by bench/cpu_fit_turns.py).
 """
 
 from __future__ import annotations
@@ -45,13 +49,15 @@ def testbed_cores(folder: Path) -> float:
     return float(cpu["cores_all_nodes"])
 
 
-def model_scenario(folder: Path, wakeup_us: float) -> dict[str, Any]:
-    """The folder's scenario on the model: its nodes on one host of one core."""
+def model_scenario(folder: Path, wakeup_us: float, costs: dict[str, Any]) -> dict[str, Any]:
+    """The folder's scenario on the model: its nodes on one host of one core, at the
+    measured costs with `costs` in their place."""
     data = tomllib.loads((folder / "scenario.toml").read_text())
     data["backend"] = "model"
     nodes = data["topology"]["nodes"]
     data["cpu"] = {
         "costs": "measured",
+        **costs,
         "nodes_per_host": nodes,
         "cores": 1,
         "per_node_wakeup": f"{wakeup_us}us",
@@ -59,8 +65,8 @@ def model_scenario(folder: Path, wakeup_us: float) -> dict[str, Any]:
     return data
 
 
-def model_cores(folder: Path, wakeup_us: float, scratch: Path) -> float:
-    scenario = parse_scenario(model_scenario(folder, wakeup_us), folder)
+def model_cores(folder: Path, wakeup_us: float, costs: dict[str, Any], scratch: Path) -> float:
+    scenario = parse_scenario(model_scenario(folder, wakeup_us, costs), folder)
     out = scratch / f"{folder.name}-{wakeup_us}"
     return float(run(scenario, out).summary["cpu"]["cores_all_nodes"])
 
@@ -71,7 +77,9 @@ def main() -> None:
     parser.add_argument("--from", dest="low", type=float, default=20.0)
     parser.add_argument("--to", dest="high", type=float, default=100.0)
     parser.add_argument("--step", type=float, default=5.0)
+    parser.add_argument("--costs", type=Path, help="a TOML file whose [cpu] sets costs")
     args = parser.parse_args()
+    costs = tomllib.loads(args.costs.read_text()).get("cpu", {}) if args.costs else {}
     real = {folder: testbed_cores(folder) for folder in args.results}
     fitted = {f: c for f, c in real.items() if c < SATURATED_CORES}
     for folder in sorted(set(real) - set(fitted)):
@@ -80,7 +88,7 @@ def main() -> None:
     candidate = args.low
     with tempfile.TemporaryDirectory() as scratch:
         while candidate <= args.high + 1e-9:
-            cores = {f: model_cores(f, candidate, Path(scratch)) for f in fitted}
+            cores = {f: model_cores(f, candidate, costs, Path(scratch)) for f in fitted}
             errors = [cores[f] / fitted[f] - 1 for f in fitted]
             rms = (sum(e * e for e in errors) / len(errors)) ** 0.5
             runs = ", ".join(
