@@ -35,8 +35,6 @@ import argparse
 import json
 import re
 import subprocess
-import sys
-import time
 import tomllib
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -44,10 +42,8 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
+from testbed_perf import NODE_COMM, perf_script, publishing_second, record_publishing
 
-from gossiplab.units import parse_duration
-
-NODE_COMM = "gossiplab-node"
 HEADER = re.compile(r"^(\S+)\s+(\d+)/(\d+)\s+\[\d+\]\s+([\d.]+):\s+(\S+):\s*(.*)$")
 SWITCH = re.compile(
     r"prev_comm=(\S+) prev_pid=(\d+) .*prev_state=(\S+) ==> next_comm=(\S+) next_pid=(\d+)"
@@ -147,39 +143,15 @@ def runs(trace: Trace) -> dict[int, list[float]]:
 
 def record(scenario: Path, out: Path, window: float) -> tuple[Trace, dict[int, int]]:
     """Run one scenario on the testbed and trace its nodes' CPUs during publishing."""
-    spec = tomllib.loads(scenario.read_text())
-    cpus = spec.get("testbed", {}).get("node_cpus")
-    if not cpus:
-        raise SystemExit(f"{scenario}: confine the nodes to CPUs ([testbed] node_cpus)")
-    nodes = spec["topology"]["nodes"]
     folder = out / scenario.stem
-    run = subprocess.Popen(
-        [sys.executable, "-m", "gossiplab", "run", str(scenario), "-o", str(folder), "--force"],
-        stdout=subprocess.DEVNULL,
-    )
-    while run.poll() is None:
-        found = subprocess.run(["pgrep", "-x", NODE_COMM], capture_output=True, text=True)
-        if len(found.stdout.split()) >= nodes + 1:
-            break
-        time.sleep(0.1)
-    time.sleep(recording_start(spec))
-    folder.with_suffix(".nodes.json").write_text(json.dumps(node_numbers()))
-    data = folder.with_suffix(".perf")
-    events = ["-e", "sched:sched_switch", "-e", "sched:sched_wakeup"]
+
+    def note_nodes() -> None:
+        folder.with_suffix(".nodes.json").write_text(json.dumps(node_numbers()))
+
     # Every CPU: a node is often woken from another CPU (the delay stage's packets).
-    subprocess.run(
-        ["perf", "record", "-q", *events, "-g", "-o", str(data), "-a",
-         "--", "sleep", str(window)],
-        check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    if run.wait() != 0:
-        raise SystemExit(f"{scenario}: the run failed")
+    options = ["-e", "sched:sched_switch", "-e", "sched:sched_wakeup", "-g", "-a"]
+    record_publishing(scenario, folder, window, options, note_nodes)
     return analyse(folder)
-
-
-def recording_start(spec: dict) -> float:
-    """Seconds from the nodes' start to the recording: a second into the publishing."""
-    return parse_duration(spec.get("workload", {}).get("warmup", "0s")) / 1e9 + 1.0
 
 
 def model_waits(run: Path, start: float, window: float) -> dict[int, list[float]]:
@@ -245,14 +217,8 @@ def _spread(wait: list[float], window: float) -> str:
 
 def analyse(folder: Path) -> tuple[Trace, dict[int, int]]:
     """The recording of a run in `folder` (its `.perf` and `.nodes.json` beside it)."""
-    data = folder.with_suffix(".perf")
     nodes = json.loads(folder.with_suffix(".nodes.json").read_text())
-    script = subprocess.run(
-        ["perf", "script", "-i", str(data), "-F", "comm,pid,tid,cpu,time,event,trace,ip,sym"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
+    script = perf_script(folder.with_suffix(".perf"), "comm,pid,tid,cpu,time,event,trace,ip,sym")
     return parse(script), {int(pid): node for pid, node in nodes.items()}
 
 
@@ -298,7 +264,7 @@ def main() -> None:
     report(trace, node_of, args.window, listed)
     if args.model:
         spec = tomllib.loads(args.scenario.read_text())
-        start = recording_start(spec)
+        start = publishing_second(spec)
         print(f"\nThe model ({args.model}), its nodes' waits for a core over the same seconds:")
         model_report(model_waits(args.model, start, args.window), args.window, listed)
 

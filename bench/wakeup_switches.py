@@ -31,16 +31,12 @@ from __future__ import annotations
 
 import argparse
 import re
-import subprocess
-import sys
-import time
 import tomllib
 from collections import Counter
 from pathlib import Path
 
-from gossiplab.units import parse_duration
+from testbed_perf import NODE_COMM, perf_script, record_publishing
 
-NODE_COMM = "gossiplab-node"
 SWITCH = re.compile(r"prev_comm=(\S+) prev_pid=\d+ .*prev_state=(\S+)")
 KINDS = (
     "node wake-ups (netpoll)",
@@ -85,52 +81,10 @@ def count_switches(script: str) -> Counter[str]:
 
 def record(scenario: Path, out: Path, window: float) -> tuple[Counter[str], dict]:
     """Run one scenario on the testbed and count the switches during its publishing."""
-    spec = tomllib.loads(scenario.read_text())
-    cpus = spec.get("testbed", {}).get("node_cpus")
-    if not cpus:
-        raise SystemExit(f"{scenario}: confine the nodes to CPUs ([testbed] node_cpus)")
-    nodes = spec["topology"]["nodes"]
-    warmup = parse_duration(spec.get("workload", {}).get("warmup", "0s")) / 1e9
-    folder = out / scenario.stem
-    run = subprocess.Popen(
-        [sys.executable, "-m", "gossiplab", "run", str(scenario), "-o", str(folder), "--force"],
-        stdout=subprocess.DEVNULL,
-    )
-    while run.poll() is None:
-        found = subprocess.run(["pgrep", "-c", "-x", NODE_COMM], capture_output=True, text=True)
-        if int(found.stdout.strip() or 0) >= nodes:
-            break
-        time.sleep(0.1)
-    time.sleep(warmup + 1.0)
-    data = folder.with_suffix(".perf")
-    subprocess.run(
-        [
-            "perf",
-            "record",
-            "-q",
-            "-e",
-            "sched:sched_switch",
-            "-g",
-            "-o",
-            str(data),
-            "-C",
-            ",".join(str(c) for c in cpus),
-            "--",
-            "sleep",
-            str(window),
-        ],
-        check=True,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    if run.wait() != 0:
-        raise SystemExit(f"{scenario}: the run failed")
-    script = subprocess.run(
-        ["perf", "script", "-i", str(data), "-F", "comm,tid,time,event,trace,ip,sym"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
+    cpus = tomllib.loads(scenario.read_text()).get("testbed", {}).get("node_cpus") or []
+    options = ["-e", "sched:sched_switch", "-g", "-C", ",".join(str(c) for c in cpus)]
+    spec, data = record_publishing(scenario, out / scenario.stem, window, options)
+    script = perf_script(data, "comm,tid,time,event,trace,ip,sym")
     return count_switches(script), spec
 
 
