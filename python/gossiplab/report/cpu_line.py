@@ -7,7 +7,7 @@ from pathlib import Path
 
 from gossiplab.errors import GossiplabError
 from gossiplab.scenario import Scenario, parse_scenario
-from gossiplab.scenario.cpu import CpuConfig
+from gossiplab.scenario.cpu import TURN_FIELDS, CpuConfig
 
 NS_PER_US = 1_000
 
@@ -91,18 +91,9 @@ def _slice_end(cpu: CpuConfig) -> str:
     return f" ended at the next {1000 / cpu.kernel_hz:g} ms tick or wake-up"
 
 
-_TURN_NAMES = {
-    "per_reader_turn": "reader",
-    "per_writer_turn": "writer",
-    "per_validator_turn": "validator",
-    "per_loop_turn": "event loop",
-    "per_send_loop_turn": "yamux sendLoop",
-}
-
-
 def _turns(s: Scenario) -> list[str]:
     """The costs per goroutine turn, shared by what a goroutine takes in one turn."""
-    charged = [(name, getattr(s.cpu, field)) for field, name in _TURN_NAMES.items()]
+    charged = [(name, getattr(s.cpu, field)) for field, name in TURN_FIELDS.items()]
     turns = [f"{name} {_us(ns)}" for name, ns in charged if ns]
     return [f"per goroutine turn: {', '.join(turns)}"] if turns else []
 

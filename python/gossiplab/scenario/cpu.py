@@ -118,14 +118,14 @@ COST_FIELDS = (
     "per_segment_kernel",
 )
 
-# Costs per goroutine turn (constant: no sigma of their own).
-TURN_FIELDS = (
-    "per_reader_turn",
-    "per_writer_turn",
-    "per_validator_turn",
-    "per_loop_turn",
-    "per_send_loop_turn",
-)
+# Costs per goroutine turn (constant: no sigma of their own), and the goroutine each is of.
+TURN_FIELDS = {
+    "per_reader_turn": "reader",
+    "per_writer_turn": "writer",
+    "per_validator_turn": "validator",
+    "per_loop_turn": "event loop",
+    "per_send_loop_turn": "yamux sendLoop",
+}
 
 
 class CpuConfig(Section):
