@@ -347,11 +347,17 @@ impl Slices {
             return false;
         };
         let running = self.take_core(h, k, now, used);
-        let p = &mut self.procs[running as usize];
-        p.deadline = p.vruntime + self.kernel.slice;
-        self.hosts[h].run_queue.push_back(running);
+        self.requeue_for_next_slice(h, running);
         self.run_next(queue, h, k, now);
         true
+    }
+
+    /// `node`'s slice is over with work left: it queues again, its next deadline a slice
+    /// on from where it stopped (`update_deadline`).
+    fn requeue_for_next_slice(&mut self, h: usize, node: u32) {
+        let p = &mut self.procs[node as usize];
+        p.deadline = p.vruntime + self.kernel.slice;
+        self.hosts[h].run_queue.push_back(node);
     }
 
     /// True if a tick of `core` pushed in `generation` is the core's pending one (not
@@ -397,11 +403,9 @@ impl Slices {
         let p = &mut self.procs[node as usize];
         p.running = false;
         if has_work {
-            // Its slice is used up: a new deadline a slice on (`update_deadline`).
             p.waiting = true;
             p.ready_since = now;
-            p.deadline = p.vruntime + self.kernel.slice;
-            self.hosts[h].run_queue.push_back(node);
+            self.requeue_for_next_slice(h, node);
         }
         self.run_next(queue, h, k, now);
     }
