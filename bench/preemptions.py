@@ -34,7 +34,6 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import subprocess
 import tomllib
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -42,7 +41,13 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
-from testbed_perf import NODE_COMM, perf_script, publishing_second, record_publishing
+from testbed_perf import (
+    NODE_COMM,
+    node_numbers,
+    perf_script,
+    publishing_second,
+    record_publishing,
+)
 
 HEADER = re.compile(r"^(\S+)\s+(\d+)/(\d+)\s+\[\d+\]\s+([\d.]+):\s+(\S+):\s*(.*)$")
 SWITCH = re.compile(
@@ -220,23 +225,6 @@ def analyse(folder: Path) -> tuple[Trace, dict[int, int]]:
     nodes = json.loads(folder.with_suffix(".nodes.json").read_text())
     script = perf_script(folder.with_suffix(".perf"), "comm,pid,tid,cpu,time,event,trace,ip,sym")
     return parse(script), {int(pid): node for pid, node in nodes.items()}
-
-
-def node_numbers() -> dict[int, int]:
-    """pid -> node number of the running nodes (their config is `.../<node>/config.json`)."""
-    found = subprocess.run(["pgrep", "-x", NODE_COMM], capture_output=True, text=True)
-    out = {}
-    for pid in map(int, found.stdout.split()):
-        try:
-            args = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if len(args) >= 3 and args[1] == b"node":
-            name = Path(args[2].decode()).parent.name
-            digits = "".join(ch for ch in name if ch.isdigit())
-            if digits:
-                out[pid] = int(digits)
-    return out
 
 
 def main() -> None:
