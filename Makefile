@@ -10,7 +10,7 @@ RUST_SOURCES := $(shell find crates -name '*.rs' -o -name Cargo.toml) Cargo.toml
 DEMO_SCENARIO := scenarios/whiteblock/phase2-series1b.toml
 CAMPAIGN := scenarios/whiteblock/phase2.toml
 
-.PHONY: demo campaign test test-rust test-python test-go lint format bench bench-full soak install install-testbed install-chromium go-binaries simnet clean help
+.PHONY: demo campaign test test-rust test-python test-go lint format bench bench-full soak install install-testbed install-chromium install-ebpf go-binaries simnet clean help
 
 help:
 	@echo "make demo     install what is needed and run the default experiment"
@@ -64,6 +64,13 @@ install-chromium:
 	if [ "$$(id -u)" != 0 ]; then echo "not root: the browser test will be skipped"; exit 0; fi; \
 	echo "installing chromium for the browser test"; \
 	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
+
+# bench/kernel_eevdf.py builds an eBPF probe: as root, its compilers and library.
+install-ebpf:
+	@if command -v clang >/dev/null 2>&1 && command -v bpftool >/dev/null 2>&1 \
+		&& [ -f /usr/include/bpf/libbpf.h ]; then exit 0; fi; \
+	if [ "$$(id -u)" != 0 ]; then echo "not root: install clang, bpftool and libbpf-dev"; exit 1; fi; \
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq clang bpftool libbpf-dev
 
 test-python: $(INSTALLED) go-binaries install-testbed install-chromium
 	$(PY) -m pytest -q

@@ -1,0 +1,255 @@
+"""The kernel's EEVDF scheduler as real nodes meet it: their scheduling groups' state at
+the root run queue of the nodes' CPU, recorded with eBPF during a testbed run.
+
+Each testbed node is a process in a session of its own, so with sched_autogroup (on
+here, `/proc/sys/kernel/sched_autogroup_enabled`) the kernel schedules each node as one
+group: its threads, Go's `sysmon` among them, share one entity of the CPU's root run
+queue. A model node is such an entity (crates/engine/src/slices.rs). This runs a scenario
+whose nodes are confined to CPUs (`[testbed] node_cpus`), loads bench/eevdf/probe.bpf.c
+on the first of them for `--window` seconds from a second into the publishing, and prints
+per class of node (the `--hubs` nodes that received the most payload copies, and the
+rest), per node and second:
+
+- group visits: a group's thread runs after another group's; which thread ran first (Go's
+  `sysmon`, or a working thread), and whether a working thread ran before the CPU went to
+  another group;
+- the margin at a visit, `avg_vruntime - vruntime` of the group on the root queue (>= 0:
+  eligible; kernel/sched/fair.c `vruntime_eligible`), p10 / p50 / p90 in µs; and at a
+  working thread's preemption (its group switched out runnable), where it is negative
+  for a group that ran past the average;
+- the lag a group kept when it last emptied (`vlag`), read as it wakes (what
+  `place_entity` places it by);
+- wake-ups of sysmon and of working threads, with the group idle or queued already;
+- sysmon's runs: how much virtual runtime each charged to its group, and their length;
+- the root queue's length (`nr_queued`) and the group's weight at visits (a group's
+  weight is its share of the autogroup's 1024, `calc_group_shares`: virtual runtime
+  advances by 1024 / weight per ns it runs).
+
+A node's `sysmon` thread is told from its others by sampling `/proc/<pid>/task/*/syscall`
+during the recording: the thread found in `nanosleep` (its `usleep`, runtime/proc.go) is
+sysmon. Needs root, a kernel with BTF (`/sys/kernel/btf/vmlinux`) and clang, bpftool and
+libbpf (`make install-ebpf` installs them as root); the probe is built into bench/out.
+
+    flock /tmp/testbed.lock .venv/bin/python bench/kernel_eevdf.py \\
+        scenarios/crosscheck/cliff-at.toml -o bench/out/eevdf [--again]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import shutil
+import subprocess
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+from testbed_perf import node_numbers, run_during_publishing
+
+SOURCES = Path(__file__).parent / "eevdf"
+BUILD = Path(__file__).parent / "out" / "eevdf-probe"
+# nanosleep's number, by machine (arch/*/entry/syscalls).
+NANOSLEEP = {"x86_64": 35, "aarch64": 101}
+WAKING, SWITCH_IN, SWITCH_OUT, SWITCH, WAKE = range(5)
+
+
+def build() -> tuple[Path, Path]:
+    """The probe's loader and BPF object, built once into bench/out."""
+    missing = [tool for tool in ("clang", "bpftool", "cc") if shutil.which(tool) is None]
+    if missing or not Path("/usr/include/bpf/libbpf.h").exists():
+        raise SystemExit("the probe needs clang, bpftool and libbpf: make install-ebpf (root)")
+    BUILD.mkdir(parents=True, exist_ok=True)
+    header, obj, loader = BUILD / "vmlinux.h", BUILD / "probe.bpf.o", BUILD / "probe"
+    if not header.exists():
+        dump = ["bpftool", "btf", "dump", "file", "/sys/kernel/btf/vmlinux", "format", "c"]
+        header.write_text(subprocess.run(dump, capture_output=True, text=True, check=True).stdout)
+    compile_bpf = ["clang", "-O2", "-g", "-target", "bpf", f"-I{BUILD}", "-c"]
+    subprocess.run([*compile_bpf, str(SOURCES / "probe.bpf.c"), "-o", str(obj)], check=True)
+    subprocess.run(["cc", "-O2", str(SOURCES / "probe.c"), "-o", str(loader), "-lbpf"], check=True)
+    return loader, obj
+
+
+def sysmon_threads(pids: list[int], until: float) -> set[int]:
+    """The threads of `pids` seen in nanosleep (Go's sysmon) while sampling until `until`."""
+    number = NANOSLEEP.get(platform.machine())
+    if number is None:
+        raise SystemExit(f"no nanosleep number for {platform.machine()}")
+    found: set[int] = set()
+    while time.monotonic() < until:
+        for pid in pids:
+            for task in Path(f"/proc/{pid}/task").glob("*"):
+                try:
+                    if (task / "syscall").read_text().split()[0] == str(number):
+                        found.add(int(task.name))
+                except (OSError, IndexError):
+                    continue
+        time.sleep(0.003)
+    return found
+
+
+def record(scenario: Path, out: Path, window: float) -> Path:
+    """Run `scenario` and record its nodes' CPU; returns the recording's folder."""
+    loader, obj = build()
+    folder = out / scenario.stem
+
+    def probe(spec: dict[str, Any]) -> None:
+        cpu = spec["testbed"]["node_cpus"][0]
+        nodes = node_numbers()
+        with (folder.with_suffix(".events")).open("w") as sink:
+            running = subprocess.Popen([loader, obj, str(cpu), str(window)], stdout=sink)
+            sysmon = sysmon_threads(list(nodes), time.monotonic() + window)
+            if running.wait() != 0:
+                raise SystemExit("the probe failed (root, and a kernel with BTF?)")
+        meta = {"cpu": cpu, "nodes": nodes, "sysmon": sorted(sysmon)}
+        folder.with_suffix(".meta.json").write_text(json.dumps(meta))
+
+    run_during_publishing(scenario, folder, probe)
+    return folder
+
+
+@dataclass
+class Recording:
+    """A recording's events, with which node each group is and which threads are sysmon."""
+
+    node_of: dict[int, int]
+    sysmon: set[int]
+    events: np.ndarray  # columns: t kind tgid tid nr_queued vlag sum load key other
+    classes: dict[int, str] = field(default_factory=dict)
+
+    @property
+    def seconds(self) -> float:
+        return float(self.events[-1, 0] - self.events[0, 0]) / 1e9
+
+    def nodes_in(self, cls: str) -> int:
+        return sum(1 for c in self.classes.values() if c == cls)
+
+
+def load(folder: Path, hubs: int) -> Recording:
+    meta = json.loads(folder.with_suffix(".meta.json").read_text())
+    events = np.loadtxt(folder.with_suffix(".events"), dtype=np.int64, ndmin=2)
+    node_of = {int(pid): node for pid, node in meta["nodes"].items()}
+    copies = pl.read_parquet(folder / "traffic.parquet").filter(pl.col("kind") == "payload")
+    busiest = set(copies.sort("msgs_recv", descending=True)["node"].head(hubs).to_list())
+    classes = {node: "hubs" if node in busiest else "others" for node in node_of.values()}
+    return Recording(node_of, set(meta["sysmon"]), events, classes)
+
+
+def margin_us(row: np.ndarray) -> float:
+    """avg_vruntime - vruntime of the event's group, in µs (equal weights: ns of CPU)."""
+    return (row[6] / row[7] - row[8]) / 1e3
+
+
+@dataclass
+class Visit:
+    """The group on the CPU since it took it from another group."""
+
+    group: int | None = None
+    sysmon_first: bool = False
+    working_ran: bool = False
+
+
+Values = dict[tuple[str, str], list[float]]
+
+
+def read(rec: Recording) -> Values:
+    """Per (class, what), the values read: one 1.0 per counted event, else the value."""
+    out: Values = defaultdict(list)
+    visit = Visit()
+    sysmon_runs: dict[int, tuple[int, int]] = {}  # sysmon tid -> (switched in, vruntime)
+    for row in rec.events:
+        kind = int(row[1])
+        if kind == SWITCH:
+            visit = _switch(rec, row, visit, sysmon_runs, out)
+            continue
+        node = rec.node_of.get(int(row[2]))
+        if node is not None:
+            _state(rec.classes[node], kind, int(row[3]) in rec.sysmon, row, out)
+    return out
+
+
+def _state(cls: str, kind: int, sysmon: bool, row: np.ndarray, out: Values) -> None:
+    """A group's state read at a visit, a preemption or a wake-up."""
+    who = "sysmon" if sysmon else "working thread"
+    if kind == SWITCH_IN and row[7] > 0:
+        out[(cls, f"margin at a visit, {who} first")].append(margin_us(row))
+        out[(cls, "nr_queued at a visit")].append(float(row[4]))
+        out[(cls, "group weight at a visit (nice 0: 1024)")].append(float(row[5]))
+    elif kind == SWITCH_OUT and not sysmon and row[7] > 0:
+        out[(cls, "margin when preempted")].append(margin_us(row))
+    elif kind == WAKING:
+        out[(cls, f"lag at waking ({who})")].append(row[5] / 1e3)
+    elif kind == WAKE:
+        out[(cls, f"wake-ups of {who}, group {'queued' if row[4] else 'idle'}")].append(1.0)
+
+
+def _switch(
+    rec: Recording,
+    row: np.ndarray,
+    visit: Visit,
+    sysmon_runs: dict[int, tuple[int, int]],
+    out: Values,
+) -> Visit:
+    """A switch on the CPU: a sysmon run that ends, and the visit that ends when the
+    next thread is another group's."""
+    prev_tid, next_tgid, next_tid = int(row[3]), int(row[6]), int(row[9])
+    started = sysmon_runs.pop(prev_tid, None)
+    node = rec.node_of.get(int(row[2]))
+    if started is not None and node is not None:
+        cls = rec.classes[node]
+        out[(cls, "sysmon run: vruntime it charged")].append((row[8] - started[1]) / 1e3)
+        out[(cls, "sysmon run: length")].append((row[0] - started[0]) / 1e3)
+    if next_tid in rec.sysmon:
+        sysmon_runs[next_tid] = (int(row[0]), int(row[7]))
+    if next_tgid == visit.group:
+        visit.working_ran |= next_tid not in rec.sysmon
+        return visit
+    ended = rec.node_of.get(visit.group) if visit.group is not None else None
+    if ended is not None:
+        first = "sysmon first" if visit.sysmon_first else "working thread first"
+        ran = "a working thread ran" if visit.working_ran else "no working thread ran"
+        out[(rec.classes[ended], f"visits, {first}, {ran}")].append(1.0)
+    sysmon = next_tid in rec.sysmon
+    return Visit(next_tgid, sysmon, not sysmon)
+
+
+def report(rec: Recording) -> None:
+    values = read(rec)
+    span = rec.seconds
+    print(
+        f"{span:.2f} s recorded; sysmon told apart for {len(rec.sysmon)} of "
+        f"{len(rec.node_of)} nodes; per node and second, or p10 / p50 / p90 (µs):"
+    )
+    print("| class | what | per node per s | p10 / p50 / p90 |")
+    print("|---|---|---:|---|")
+    for (cls, what), v in sorted(values.items()):
+        rate = len(v) / span / max(rec.nodes_in(cls), 1)
+        spread = "" if what.startswith(("visits", "wake-ups")) else _spread(v)
+        print(f"| {cls} | {what} | {rate:,.1f} | {spread} |")
+
+
+def _spread(values: list[float]) -> str:
+    return " / ".join(f"{x:,.1f}" for x in np.percentile(values, [10, 50, 90]))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("scenario", type=Path)
+    parser.add_argument("-o", "--out", type=Path, required=True)
+    parser.add_argument("--window", type=float, default=3.0, help="seconds recorded")
+    parser.add_argument("--hubs", type=int, default=10, help="nodes counted as hubs")
+    parser.add_argument("--again", action="store_true", help="analyse the kept recording")
+    args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    folder = args.out / args.scenario.stem
+    if not args.again:
+        folder = record(args.scenario, args.out, args.window)
+    report(load(folder, args.hubs))
+
+
+if __name__ == "__main__":
+    main()
