@@ -21,6 +21,7 @@ rest), per node and second:
   `place_entity` places it by);
 - wake-ups of sysmon and of working threads, with the group idle or queued already;
 - sysmon's runs: how much virtual runtime each charged to its group, and their length;
+- the part of the nodes' time on the CPU that their sysmon threads ran;
 - the root queue's length (`nr_queued`) and the group's weight at visits (a group's
   weight is its share of the autogroup's 1024, `calc_group_shares`: virtual runtime
   advances by 1024 / weight per ns it runs).
@@ -217,9 +218,20 @@ def _switch(
     return Visit(next_tgid, sysmon, not sysmon)
 
 
+def sysmon_share(rec: Recording) -> float:
+    """The part of the nodes' time on the CPU that their sysmon threads ran."""
+    switches = rec.events[rec.events[:, 1] == SWITCH]
+    lengths = np.diff(switches[:, 0])
+    running_tgid, running_tid = switches[:-1, 6], switches[:-1, 9]
+    nodes = np.isin(running_tgid, list(rec.node_of))
+    sysmon = np.isin(running_tid, list(rec.sysmon))
+    return float(lengths[sysmon].sum() / max(lengths[nodes].sum(), 1))
+
+
 def report(rec: Recording) -> None:
     values = read(rec)
     span = rec.seconds
+    print(f"sysmon ran {sysmon_share(rec):.1%} of the nodes' time on the CPU (its known threads)")
     print(
         f"{span:.2f} s recorded; sysmon told apart for {len(rec.sysmon)} of "
         f"{len(rec.node_of)} nodes; per node and second, or p10 / p50 / p90 (µs):"
