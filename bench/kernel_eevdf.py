@@ -27,9 +27,10 @@ rest), per node and second:
   advances by 1024 / weight per ns it runs).
 
 A node's `sysmon` thread is told from its others by sampling `/proc/<pid>/task/*/syscall`
-during the recording: the thread found in `nanosleep` (its `usleep`, runtime/proc.go) is
-sysmon. Needs root, a kernel with BTF (`/sys/kernel/btf/vmlinux`) and clang, bpftool and
-libbpf (`make install-ebpf` installs them as root); the probe is built into bench/out.
+during the recording and a few seconds after: the thread found in `nanosleep` (its
+`usleep`, runtime/proc.go) is sysmon; the report says for how many nodes it was found.
+Needs root, a kernel with BTF (`/sys/kernel/btf/vmlinux`) and clang, bpftool and libbpf
+(`make install-ebpf` installs them as root); the probe is built into bench/out.
 
     flock /tmp/testbed.lock .venv/bin/python bench/kernel_eevdf.py \\
         scenarios/crosscheck/cliff-at.toml -o bench/out/eevdf [--again]
@@ -57,6 +58,8 @@ BUILD = Path(__file__).parent / "out" / "eevdf-probe"
 # nanosleep's number, by machine (arch/*/entry/syscalls).
 NANOSLEEP = {"x86_64": 35, "aarch64": 101}
 WAKING, SWITCH_IN, SWITCH_OUT, SWITCH, WAKE = range(5)
+# Seconds of sampling for sysmon threads after the recording (the run goes on publishing).
+SAMPLE_AFTER_S = 4.0
 
 
 def build() -> tuple[Path, Path]:
@@ -103,7 +106,9 @@ def record(scenario: Path, out: Path, window: float) -> Path:
         nodes = node_numbers()
         with (folder.with_suffix(".events")).open("w") as sink:
             running = subprocess.Popen([loader, obj, str(cpu), str(window)], stdout=sink)
-            sysmon = sysmon_threads(list(nodes), time.monotonic() + window)
+            # On past the recording while the nodes still publish: a sysmon that sleeps
+            # deeply (in a futex) most of the time is seen in nanosleep only now and then.
+            sysmon = sysmon_threads(list(nodes), time.monotonic() + window + SAMPLE_AFTER_S)
             if running.wait() != 0:
                 raise SystemExit("the probe failed (root, and a kernel with BTF?)")
         meta = {"cpu": cpu, "nodes": nodes, "sysmon": sorted(sysmon)}
