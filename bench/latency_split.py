@@ -31,7 +31,7 @@ import polars as pl
 RECV_RPC, DELIVER_MESSAGE = 6, 3
 
 
-def testbed_tables(run: Path) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+def real_tables(run: Path) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
     """Deliveries, each copy's first taking by the loop, and publications, from the
     nodes' go traces."""
     folders = sorted((run / "testbed").glob("node*/"))
@@ -69,7 +69,7 @@ def testbed_tables(run: Path) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]
     )
 
 
-def model_tables(run: Path) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+def modelled_tables(run: Path) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
     if not (run / "receipts.parquet").exists():
         raise SystemExit(f"{run}: no receipts.parquet ([output] receipts = true)")
     receipts = pl.read_parquet(run / "receipts.parquet")
@@ -127,7 +127,7 @@ def main() -> None:
     parser.add_argument("--nodes", type=int, default=8, help="latest receivers listed")
     args = parser.parse_args()
     for run in args.runs:
-        tables = testbed_tables(run) if (run / "testbed").is_dir() else model_tables(run)
+        tables = real_tables(run) if (run / "testbed").is_dir() else modelled_tables(run)
         report(run, split(*tables), args.nodes)
 
 

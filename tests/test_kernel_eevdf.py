@@ -1,0 +1,85 @@
+"""bench/kernel_eevdf.py's reading of the probe's events, on a hand-written recording:
+two nodes' groups on one CPU, node 0's sysmon running first, then node 1's working
+thread (preempted), then node 0's working thread. Every expectation is worked out by
+hand from the rows below (columns: t kind tgid tid nr_queued vlag sum load key other)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "bench"))
+from kernel_eevdf import SWITCH, SWITCH_IN, SWITCH_OUT, WAKE, WAKING, Recording, read, sysmon_share
+
+NODE0, SYSMON0, NODE1 = 100, 101, 200  # node 0's process (its working thread) and sysmon
+
+
+def _switch(
+    t: int, prev: tuple[int, int], state: int, nxt: tuple[int, int], v_in: int, v_out: int
+) -> list[int]:
+    # vlag: prev_state; sum: next tgid; load: next group's vruntime; key: prev group's.
+    return [t, SWITCH, prev[0], prev[1], 0, state, nxt[0], v_in, v_out, nxt[1]]
+
+
+def _state(t: int, kind: int, tgid: int, tid: int, avg: int, key: int) -> list[int]:
+    # Two equal-weight entities summing to `avg` each: margin avg - key (ns).
+    return [t, kind, tgid, tid, 3, 1024, 2 * avg, 2, key, 0]
+
+
+EVENTS = np.array(
+    [
+        [0, WAKE, NODE1, NODE1, 0, 0, 0, 0, 0, 0],  # node 1's thread wakes its idle group
+        [0, WAKING, NODE1, NODE1, 0, 250_000, 0, 0, 0, 0],  # with 250 µs of lag kept
+        _switch(1_000, (0, 0), 0, (NODE0, SYSMON0), 5_000, 0),
+        _state(1_000, SWITCH_IN, NODE0, SYSMON0, avg=10_000, key=4_000),  # margin 6 µs
+        # sysmon sleeps after 8 µs, its group's vruntime 5,000 -> 14,000: 9 µs charged.
+        _switch(9_000, (NODE0, SYSMON0), 1, (NODE1, NODE1), 7_000, 14_000),
+        _state(9_000, SWITCH_IN, NODE1, NODE1, avg=20_000, key=-10_000),  # margin 30 µs
+        # node 1 is preempted 12 µs later, 3 µs past the average, for node 0's thread.
+        _switch(21_000, (NODE1, NODE1), 0, (NODE0, NODE0), 14_000, 19_000),
+        _state(21_000, SWITCH_OUT, NODE1, NODE1, avg=5_000, key=8_000),
+        _state(21_000, SWITCH_IN, NODE0, NODE0, avg=5_000, key=5_000),  # margin 0
+        _switch(51_000, (NODE0, NODE0), 1, (0, 0), 0, 44_000),  # node 0 blocks: idle
+    ],
+    dtype=np.int64,
+)
+
+
+def _recording() -> Recording:
+    return Recording(
+        node_of={NODE0: 0, NODE1: 1},
+        sysmon={SYSMON0},
+        events=EVENTS,
+        classes={0: "hubs", 1: "others"},
+    )
+
+
+def test_visits_are_counted_by_who_ran_first_and_whether_work_was_done() -> None:
+    values = read(_recording())
+    count = {key: len(v) for key, v in values.items() if key[1].startswith("visits")}
+    assert count == {
+        ("hubs", "visits, sysmon first, no working thread ran"): 1,
+        ("others", "visits, working thread first, a working thread ran"): 1,
+        ("hubs", "visits, working thread first, a working thread ran"): 1,
+    }
+
+
+def test_margins_lags_and_sysmon_runs_are_read_in_microseconds() -> None:
+    values = read(_recording())
+    assert values[("hubs", "margin at a visit, sysmon first")] == pytest.approx([6.0])
+    assert values[("others", "margin at a visit, working thread first")] == pytest.approx([30.0])
+    assert values[("hubs", "margin at a visit, working thread first")] == pytest.approx([0.0])
+    assert values[("others", "margin when preempted")] == pytest.approx([-3.0])
+    assert values[("others", "lag at waking (working thread)")] == pytest.approx([250.0])
+    assert values[("others", "wake-ups of working thread, group idle")] == [1.0]
+    assert values[("hubs", "sysmon run: vruntime it charged")] == pytest.approx([9.0])
+    assert values[("hubs", "sysmon run: length")] == pytest.approx([8.0])
+    assert values[("hubs", "group weight at a visit (nice 0: 1024)")] == [1024.0, 1024.0]
+
+
+def test_sysmon_s_share_is_its_time_among_the_nodes_time_on_the_cpu() -> None:
+    # On the CPU: sysmon 8 µs, node 1 12 µs, node 0's thread 30 µs.
+    assert sysmon_share(_recording()) == pytest.approx(8 / 50)
