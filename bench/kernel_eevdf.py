@@ -1,7 +1,7 @@
 """The kernel's EEVDF scheduler as real nodes meet it: their scheduling groups' state at
 the root run queue of the nodes' CPU, recorded with eBPF during a testbed run.
 
-Each testbed node is a process in a session of its own, so with sched_autogroup (on
+Each testbed node is started with setsid(2), so with sched_autogroup (on
 here, `/proc/sys/kernel/sched_autogroup_enabled`) the kernel schedules each node as one
 group: its threads, Go's `sysmon` among them, share one entity of the CPU's root run
 queue. A model node is such an entity (crates/engine/src/slices.rs). This runs a scenario

@@ -1,6 +1,6 @@
 // The kernel's EEVDF state of task groups on one CPU, at wake-ups and context switches.
 //
-// A testbed node is a process in its own session, so with sched_autogroup each node is
+// A testbed node is started with setsid(2), so with sched_autogroup each node is
 // one scheduling group (`task->se.parent`), an entity of the CPU's root run queue. For
 // bench/kernel_eevdf.py, which reads what this writes to the ring buffer:
 //
