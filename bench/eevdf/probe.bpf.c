@@ -85,6 +85,20 @@ static __always_inline struct event *reserve(u32 kind, struct task_struct *p)
 	return e;
 }
 
+// A group's place on the root queue as `p`'s thread of it runs or leaves the CPU, the
+// other side of the switch being `other`'s process.
+static __always_inline void group_state(u32 kind, struct task_struct *p, struct sched_entity *g,
+					struct task_struct *other)
+{
+	struct event *e = reserve(kind, p);
+
+	if (!e)
+		return;
+	root_state(e, g);
+	e->other = other->tgid;
+	bpf_ringbuf_submit(e, 0);
+}
+
 SEC("tp_btf/sched_waking")
 int BPF_PROG(on_waking, struct task_struct *p)
 {
@@ -128,21 +142,9 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 		e->key = out ? (s64)out->vruntime : 0;
 		bpf_ringbuf_submit(e, 0);
 	}
-	if (in && in != out) {
-		e = reserve(SWITCH_IN, next);
-		if (e) {
-			root_state(e, in);
-			e->other = prev->tgid;
-			bpf_ringbuf_submit(e, 0);
-		}
-	}
-	if (out && out != in && prev_state == 0 && out->on_rq) {
-		e = reserve(SWITCH_OUT, prev);
-		if (e) {
-			root_state(e, out);
-			e->other = next->tgid;
-			bpf_ringbuf_submit(e, 0);
-		}
-	}
+	if (in && in != out)
+		group_state(SWITCH_IN, next, in, prev);
+	if (out && out != in && prev_state == 0 && out->on_rq)
+		group_state(SWITCH_OUT, prev, out, next);
 	return 0;
 }
