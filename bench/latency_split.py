@@ -22,28 +22,34 @@ every copy's receipt (`[output] receipts = true`: the time the loop took the cop
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 import numpy as np
 import polars as pl
 
-RECV_RPC, DELIVER_MESSAGE = 6, 3
+from gossiplab.backends.testbed.convert import (
+    DELIVER_MESSAGE,
+    RECV_RPC,
+    TRACE_FILE,
+    read_result,
+    trace_events,
+)
 
 
 def real_tables(run: Path) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
     """Deliveries, each copy's first taking by the loop, and publications, from the
     nodes' go traces."""
     folders = sorted((run / "testbed").glob("node*/"))
-    infos = [json.loads((f / "node.json").read_text()) for f in folders]
-    if not folders or not (folders[0] / "trace.ndjson").exists():
+    results = [(f, info) for f in folders if (info := read_result(f)) is not None]
+    infos = [info for _, info in results]
+    if not folders or not (folders[0] / TRACE_FILE).exists():
         raise SystemExit(f"{run}: no node traces (keep_traces and trace_rpc in [testbed])")
     node_of = {info["peer_id"]: info["index"] for info in infos}
     delivered, taken = [], {}
-    for folder, info in zip(folders, infos, strict=True):
+    broken = [0]
+    for folder, info in results:
         node = info["index"]
-        for line in (folder / "trace.ndjson").open():
-            event = json.loads(line)
+        for event in trace_events(folder / TRACE_FILE, broken):
             if event["type"] == RECV_RPC:
                 rpc = event["recvRPC"]
                 sender = node_of.get(rpc["receivedFrom"])
