@@ -91,7 +91,7 @@ def test_a_run_of_another_scenario_or_backend_is_refused_naming_why(tmp_path: Pa
 def test_the_crosscheck_copies_the_partner_run_and_compares_it(tmp_path: Path) -> None:
     folder = _as_testbed_run(tmp_path, SCENARIO, "real")
     scenario = _write(tmp_path, "line.toml", SCENARIO)
-    result = run_crosscheck(scenario, tmp_path / "xc", partner_run=folder)
+    result = run_crosscheck(scenario, tmp_path / "xc", partner_runs=[folder])
     assert (tmp_path / "xc" / "testbed" / "deliveries.parquet").read_bytes() == (
         folder / "deliveries.parquet"
     ).read_bytes()
@@ -104,5 +104,53 @@ def test_the_crosscheck_copies_the_partner_run_and_compares_it(tmp_path: Path) -
     assert "Against the fidelity targets" in result.markdown
     with pytest.raises(GossiplabError, match="inside the crosscheck's folder"):
         run_crosscheck(
-            scenario, tmp_path / "xc", force=True, partner_run=tmp_path / "xc" / "testbed"
+            scenario, tmp_path / "xc", force=True, partner_runs=[tmp_path / "xc" / "testbed"]
         )
+
+
+def _set_receipt_p50(folder: Path, p50: float) -> None:
+    """Give a run's summary another per-receipt latency p50, as a second real run would."""
+    summary = json.loads((folder / "summary.json").read_text())
+    summary["receipt_latency_ms"]["p50"] = p50
+    (folder / "summary.json").write_text(json.dumps(summary))
+
+
+def test_several_real_runs_are_compared_by_their_median_and_range(tmp_path: Path) -> None:
+    runs = [_as_testbed_run(tmp_path, SCENARIO, f"real-{k}") for k in (1, 2, 3)]
+    model_p50 = json.loads((runs[0] / "summary.json").read_text())["receipt_latency_ms"]["p50"]
+    # Three real runs: the model's p50, 1.5 times it and 0.8 times it. Median: the
+    # model's own value; range 0.8-1.5 times it; the runs' own spread: the farthest run
+    # from the median, 50 %.
+    _set_receipt_p50(runs[1], 1.5 * model_p50)
+    _set_receipt_p50(runs[2], 0.8 * model_p50)
+    scenario = _write(tmp_path, "line.toml", SCENARIO)
+    result = run_crosscheck(scenario, tmp_path / "xc", partner_runs=runs)
+    assert all((tmp_path / "xc" / name).is_dir() for name in ("testbed", "testbed-2", "testbed-3"))
+    rows = {r.metric: r for r in result.rows}
+    p50 = rows["per-receipt latency p50"]
+    assert p50.partner == model_p50
+    assert p50.partner_runs == (model_p50, 1.5 * model_p50, 0.8 * model_p50)
+    assert "| metric | model | testbed (median of 3 runs) | testbed vs model |" in result.markdown
+    verdicts = {
+        v["metric"]: v
+        for v in json.loads((tmp_path / "xc" / "crosscheck-targets.json").read_text())
+    }
+    assert verdicts["per-receipt latency p50"]["spread"] == "50.0%"
+    assert verdicts["per-receipt latency p50"]["inside"] is True
+    assert verdicts["delivery ratio"]["spread"] == "0.0 points"
+    assert verdicts["main drop reason"]["spread"] == "3 of 3 runs"
+    table = json.loads((tmp_path / "xc" / "crosscheck.json").read_text())
+    saved = next(r for r in table if r["metric"] == "per-receipt latency p50")
+    assert saved["testbed_runs"] == [model_p50, 1.5 * model_p50, 0.8 * model_p50]
+    command = " ".join(f"--partner-run {run}" for run in runs)
+    assert f"gossiplab crosscheck {command} {scenario}" in result.markdown
+
+
+def test_fewer_runs_than_finished_runs_given_is_refused(tmp_path: Path) -> None:
+    runs = [_as_testbed_run(tmp_path, SCENARIO, f"real-{k}") for k in (1, 2)]
+    scenario = _write(tmp_path, "line.toml", SCENARIO)
+    with pytest.raises(GossiplabError, match="--runs 1 is fewer than the 2 --partner-run"):
+        run_crosscheck(scenario, tmp_path / "xc", partner_runs=runs, runs=1)
+    with pytest.raises(GossiplabError, match=r"--runs 0: run the real backend at least once"):
+        run_crosscheck(scenario, tmp_path / "xc", runs=0)
+    assert not (tmp_path / "xc").exists()

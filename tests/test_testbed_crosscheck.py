@@ -81,6 +81,19 @@ def test_crosscheck_writes_both_runs_the_table_and_the_overlays(tmp_path: Path) 
     assert result.exit_code == 0, result.output
     rerun = {row["metric"]: row for row in json.loads((again / "crosscheck.json").read_text())}
     assert {m: r["testbed"] for m, r in rerun.items()} == {m: r["testbed"] for m, r in rows.items()}
+    # Two real runs, the first of them finished: the nodes run once more, into testbed-2/,
+    # and the table gives the median of the two (their mean) and their range.
+    twice = tmp_path / "xc-twice"
+    args = ["crosscheck", str(scenario), "-o", str(twice), "--runs", "2"]
+    result = CliRunner().invoke(app, [*args, "--partner-run", str(out / "testbed")])
+    assert result.exit_code == 0, result.output
+    second = json.loads((twice / "testbed-2" / "summary.json").read_text())
+    assert second["run"]["backend"] == "testbed" and second["delivery"]["ratio"] == 1.0
+    both = {row["metric"]: row for row in json.loads((twice / "crosscheck.json").read_text())}
+    p50s = [rows["dissemination p50"]["testbed"], second["dissemination_ms"]["p50"]]
+    assert both["dissemination p50"]["testbed_runs"] == p50s
+    assert both["dissemination p50"]["testbed"] == pytest.approx(sum(p50s) / 2)
+    assert "testbed (median of 2 runs)" in (twice / "crosscheck.md").read_text()
 
 
 def test_crosscheck_refuses_to_overwrite(tmp_path: Path) -> None:

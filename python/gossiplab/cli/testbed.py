@@ -50,12 +50,22 @@ def crosscheck(
         ),
     ] = "testbed",
     partner_run: Annotated[
-        Path | None,
+        list[Path] | None,
         typer.Option(
             "--partner-run",
             help="A finished run of the real backend on this scenario (a crosscheck's "
             "testbed/ or simnet/ folder), compared again instead of running the real "
-            "nodes; the model's \\[cpu] may differ.",
+            "nodes; the model's \\[cpu] may differ. Repeat it for several runs.",
+        ),
+    ] = None,
+    runs: Annotated[
+        int | None,
+        typer.Option(
+            "--runs",
+            help="Run the real backend this many times (finished runs given with "
+            "--partner-run count) and compare the model with their median and range "
+            "[default: 1, or one per --partner-run].",
+            show_default=False,
         ),
     ] = None,
 ) -> None:
@@ -68,7 +78,13 @@ def crosscheck(
             raise GossiplabError(f"--against {against}: use one of {', '.join(PARTNERS)}")
         bar = functools.partial(simulated_time_bar, console=err)
         result = run_crosscheck(
-            scenario, out_dir, force=force, against=against, bar=bar, partner_run=partner_run
+            scenario,
+            out_dir,
+            force=force,
+            against=against,
+            bar=bar,
+            partner_runs=partner_run or [],
+            runs=runs,
         )
         out.print(result.markdown, markup=False, highlight=False)
         out.print(f"results: {result.out_dir}")

@@ -18,7 +18,7 @@ import html
 import json
 import math
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +36,7 @@ from gossiplab.backends.model import unsupported_features as model_unsupported
 from gossiplab.backends.simnet.support import unsupported_features as simnet_unsupported
 from gossiplab.backends.testbed import crosscheck_hops as hops
 from gossiplab.backends.testbed import crosscheck_over_time as over_time
+from gossiplab.backends.testbed import crosscheck_runs as several
 from gossiplab.backends.testbed import crosscheck_targets as targets
 from gossiplab.backends.testbed.crosscheck_speed import speed_note
 from gossiplab.backends.testbed.losses import drop_places
@@ -62,8 +63,9 @@ FIGURE = "crosscheck-cdfs.png"
 class Row:
     metric: str
     model: float | None
-    partner: float | None  # the real backend's value
+    partner: float | None  # the real backend's value (the median, over several runs)
     unit: str = ""
+    partner_runs: tuple[float | None, ...] = ()  # each real run's value, with several
 
     @property
     def relative(self) -> float | None:
@@ -112,7 +114,12 @@ def _ldh_shares(summary: dict[str, Any]) -> dict[int, float]:
     return {int(k): v / total for k, v in histogram.items()} if total else {}
 
 
-def table_rows(model: dict[str, Any], partner: dict[str, Any]) -> list[Row]:
+def table_rows(
+    model: dict[str, Any], partner: dict[str, Any], hops: frozenset[int] = frozenset()
+) -> list[Row]:
+    """The headline metrics of the model's and a real run's summaries; `hops`: last
+    delivery hops to list even where neither run has them (those of other real runs)."""
+
     def row(metric: str, *path: str, unit: str = "") -> Row:
         return Row(metric, _get(model, *path), _get(partner, *path), unit)
 
@@ -128,7 +135,7 @@ def table_rows(model: dict[str, Any], partner: dict[str, Any]) -> list[Row]:
         row("max hop mean", "max_hop", "mean"),
     ]
     model_ldh, partner_ldh = _ldh_shares(model), _ldh_shares(partner)
-    for hop in sorted(set(model_ldh) | set(partner_ldh)):
+    for hop in sorted(set(model_ldh) | set(partner_ldh) | hops):
         rows.append(
             Row(f"LDH = {hop} (share of messages)", model_ldh.get(hop, 0.0),
                 partner_ldh.get(hop, 0.0))
@@ -181,18 +188,45 @@ def _rel(value: float | None) -> str:
     return "-" if value is None else f"{value:+.1%}"
 
 
+def _real_runs_in(rows: list[Row]) -> int:
+    return max((len(r.partner_runs) for r in rows), default=1)
+
+
+def _header(rows: list[Row], partner: str) -> list[str]:
+    count = _real_runs_in(rows)
+    if count == 1:
+        return ["metric", "model", partner, f"{partner} vs model"]
+    return [
+        "metric",
+        "model",
+        f"{partner} (median of {count} runs)",
+        f"{partner} vs model",
+        f"{partner} runs (min - max)",
+    ]
+
+
+def _range(r: Row) -> str:
+    known = [v for v in r.partner_runs if v is not None]
+    if not known:
+        return "-"
+    return f"{_fmt(min(known), r.unit)} - {_fmt(max(known), r.unit)}"
+
+
+def _cells(r: Row, several_runs: bool) -> list[str]:
+    name = f"{r.metric} ({r.unit})" if r.unit else r.metric
+    cells = [name, _fmt(r.model, r.unit), _fmt(r.partner, r.unit), _rel(r.relative)]
+    return [*cells, _range(r)] if several_runs else cells
+
+
 def markdown(rows: list[Row], command: str, partner: str = DEFAULT_PARTNER) -> str:
+    several_runs = _real_runs_in(rows) > 1
     lines = [
         f"`{command}`",
         "",
-        f"| metric | model | {partner} | {partner} vs model |",
-        "|---|---:|---:|---:|",
+        "| " + " | ".join(_header(rows, partner)) + " |",
+        "|---|---:|---:|---:|" + "---:|" * several_runs,
     ]
-    for r in rows:
-        name = f"{r.metric} ({r.unit})" if r.unit else r.metric
-        lines.append(
-            f"| {name} | {_fmt(r.model, r.unit)} | {_fmt(r.partner, r.unit)} | {_rel(r.relative)} |"
-        )
+    lines += ["| " + " | ".join(_cells(r, several_runs)) + " |" for r in rows]
     return "\n".join(lines) + "\n"
 
 
@@ -227,12 +261,12 @@ def draw(runs: dict[str, Measured], path: Path) -> Path:
     axes[0].set(title="dissemination time per message", xlabel="ms", ylabel="CDF")
     axes[1].set(title="per-receipt latency", xlabel="ms", ylabel="CDF")
     hops = sorted({int(h) for series in ldh.values() for h in series.to_list()})
-    width = 0.4
+    width = 0.8 / len(ldh)
     for k, (backend, series) in enumerate(ldh.items()):
         counts = [int((series == h).sum()) for h in hops]
         total = max(series.len(), 1)
         axes[2].bar(
-            np.array(hops) + (k - 0.5) * width,
+            np.array(hops) + (k - (len(ldh) - 1) / 2) * width,
             np.array(counts) / total,
             width=width,
             label=backend,
@@ -296,12 +330,12 @@ def _page(
 ) -> str:
     cdfs, over_time_figure = (_embedded(f) for f in figures)
     targets_table, over_time_table, hops_table = tables
+    several_runs = _real_runs_in(rows) > 1
     body = "".join(
-        f"<tr><td>{html.escape(r.metric)}{' (' + r.unit + ')' if r.unit else ''}</td>"
-        f"<td>{_fmt(r.model, r.unit)}</td><td>{_fmt(r.partner, r.unit)}</td>"
-        f"<td>{_rel(r.relative)}</td></tr>"
+        "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in _cells(r, several_runs)) + "</tr>"
         for r in rows
     )
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in _header(rows, partner))
     info = runs[partner].get(partner, {})
     facts = _simnet_facts(info) if partner == "simnet" else _testbed_facts(info)
     facts += [
@@ -322,7 +356,7 @@ td:first-child,th{{text-align:left}}</style></head><body>
 <h1>crosscheck: model vs {partner}</h1><p><code>{html.escape(command)}</code></p>
 <p>Relative difference = ({partner} - model) / model. The model is go-libp2p-pubsub's
 behaviour in a discrete-event simulation; {runs_on}.</p>
-<table><tr><th>metric</th><th>model</th><th>{partner}</th><th>{partner} vs model</th></tr>
+<table><tr>{head}</tr>
 {body}</table>
 {targets_table}
 <h2>Distributions</h2><img alt="overlaid CDFs" src="{cdfs}" width="100%">
@@ -340,31 +374,28 @@ to the node's own: the nodes slowest in either backend, where copies wait past c
 """
 
 
-def run_crosscheck(
-    scenario: str | Path,
-    out_dir: str | Path | None = None,
-    *,
-    force: bool = False,
-    against: str = DEFAULT_PARTNER,
-    bar: Callable[[str], AbstractContextManager[ProgressCallback]] | None = None,
-    partner_run: Path | None = None,
-) -> CrosscheckResult:
-    """Run ``scenario`` on the model and on ``against``; ``bar(backend)``, if given, is a
-    progress bar for each run (the CLI's). With ``partner_run`` (a finished run of
-    ``against`` on the same scenario), that run stands for the real one."""
-    s = load_scenario(scenario)
-    check_both(s, against)
-    if partner_run is not None:
-        check_partner_run(Path(partner_run), variant(s, against), against)
-    if out_dir is None:
-        stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M%S")
-        out_dir = RESULTS_ROOT / f"{s.name}-crosscheck-{stamp}"
-    out = Path(out_dir)
-    if partner_run is not None and out.resolve() in Path(partner_run).resolve().parents:
+def _real_runs(runs: int | None, partner_runs: Sequence[Path]) -> int:
+    """How many real runs the crosscheck compares: `runs`, or one per finished run given."""
+    count = max(1, len(partner_runs)) if runs is None else runs
+    if count < 1:
+        raise GossiplabError(f"--runs {count}: run the real backend at least once (--runs 1)")
+    if count < len(partner_runs):
         raise GossiplabError(
-            f"--partner-run {partner_run} is inside the crosscheck's folder {out}, which "
-            "is replaced: copy the run elsewhere first, or choose another -o"
+            f"--runs {count} is fewer than the {len(partner_runs)} --partner-run folders "
+            f"given: pass --runs {len(partner_runs)} or more, or fewer folders"
         )
+    return count
+
+
+def _fresh_folder(out: Path, force: bool, partner_runs: Sequence[Path]) -> None:
+    """Make the crosscheck's folder, replacing it only with `force` and never when a
+    finished run to be compared lies inside it."""
+    for folder in partner_runs:
+        if out.resolve() in Path(folder).resolve().parents:
+            raise GossiplabError(
+                f"--partner-run {folder} is inside the crosscheck's folder {out}, which "
+                "is replaced: copy the run elsewhere first, or choose another -o"
+            )
     if out.exists():
         if not force:
             raise GossiplabError(
@@ -372,33 +403,79 @@ def run_crosscheck(
             )
         shutil.rmtree(out)
     out.mkdir(parents=True)
-    backends = ("model", against)
+
+
+def _command(scenario: str | Path, against: str, runs: int, partner_runs: Sequence[Path]) -> str:
+    option = "" if against == DEFAULT_PARTNER else f" --against {against}"
+    if runs > max(1, len(partner_runs)):
+        option += f" --runs {runs}"
+    option += "".join(f" --partner-run {folder}" for folder in partner_runs)
+    return f"gossiplab crosscheck{option} {scenario}"
+
+
+def run_crosscheck(
+    scenario: str | Path,
+    out_dir: str | Path | None = None,
+    *,
+    force: bool = False,
+    against: str = DEFAULT_PARTNER,
+    bar: Callable[[str], AbstractContextManager[ProgressCallback]] | None = None,
+    partner_runs: Sequence[Path] = (),
+    runs: int | None = None,
+) -> CrosscheckResult:
+    """Run ``scenario`` on the model and ``runs`` times on ``against`` (default: once,
+    or once per finished run given); ``bar(backend)``, if given, is a progress bar for
+    each run (the CLI's). Each of ``partner_runs`` (finished runs of ``against`` on the
+    same scenario) stands for one of the real runs; the rest are run."""
+    s = load_scenario(scenario)
+    check_both(s, against)
+    count = _real_runs(runs, partner_runs)
+    for folder in partner_runs:
+        check_partner_run(Path(folder), variant(s, against), against)
+    if out_dir is None:
+        stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M%S")
+        out_dir = RESULTS_ROOT / f"{s.name}-crosscheck-{stamp}"
+    out = Path(out_dir)
+    _fresh_folder(out, force, partner_runs)
+    real = several.folder_names(against, count)
     summaries = {}
-    for backend in backends:
-        if backend == against and partner_run is not None:
-            summaries[backend] = adopt(Path(partner_run), out / backend)
+    for k, backend in enumerate(["model", *real]):
+        if 0 < k <= len(partner_runs):
+            summaries[backend] = adopt(Path(partner_runs[k - 1]), out / backend)
             continue
         with bar(backend) if bar is not None else contextlib.nullcontext() as progress:
-            summaries[backend] = run(variant(s, backend), out / backend, progress=progress).summary
-    rows = table_rows(summaries["model"], summaries[against])
+            run_of = variant(s, "model" if k == 0 else against)
+            summaries[backend] = run(run_of, out / backend, progress=progress).summary
+    partner_summaries = [summaries[b] for b in real]
+    hops_seen = several.last_delivery_hops([summaries["model"], *partner_summaries])
+    rows = several.merged(
+        [table_rows(summaries["model"], summary, hops_seen) for summary in partner_summaries]
+    )
     if s.workload.partial is not None and s.workload.partial.enabled:
-        rows += partial_rows(out / "model", out / against)
-    option = "" if against == DEFAULT_PARTNER else f" --against {against}"
-    if partner_run is not None:
-        option += f" --partner-run {partner_run}"
-    command = f"gossiplab crosscheck{option} {scenario}"
-    measured = measure_each({b: out / b for b in backends})
+        rows += several.merged([partial_rows(out / "model", out / b) for b in real])
+    command = _command(scenario, against, count, partner_runs)
+    backends = ("model", against)
+    every_run = measure_each({b: out / b for b in ["model", *real]})
+    measured = {b: every_run[b] for b in backends}
     by_time_frames = over_time.by_backend(measured)
     by_time = over_time.side_by_side(by_time_frames)
     hop_in = hops.side_by_side(measured)
     values = {r.metric: (r.model, r.partner) for r in rows}
-    verdicts = targets.verdicts(values, summaries["model"], summaries[against])
+    each_run = {r.metric: r.partner_runs for r in rows}
+    verdicts = targets.verdicts(values, summaries["model"], partner_summaries, each_run)
     node_cpus = len(s.testbed.node_cpus) if s.testbed.node_cpus else None
     speed = speed_note(s.cpu.costs == "measured", node_cpus, summaries["model"], summaries[against])
+    first_only = (
+        f"\nBy time of publication and the hop into each node: the first {against} run "
+        f"(`{against}/`).\n"
+        if count > 1
+        else ""
+    )
     text = (
         markdown(rows, command, against)
         + targets.markdown(verdicts, against)
         + speed
+        + first_only
         + over_time.markdown(by_time, list(backends))
         + hops.markdown(hop_in, list(backends))
     )
@@ -415,6 +492,7 @@ def run_crosscheck(
                     "model": r.model,
                     against: r.partner,
                     "relative": r.relative,
+                    f"{against}_runs": list(r.partner_runs),
                 }
                 for r in rows
             ],
@@ -423,13 +501,15 @@ def run_crosscheck(
         encoding="utf-8",
     )
     figures = (
-        draw(measured, out / FIGURE),
+        draw(every_run, out / FIGURE),
         draw_over_time(by_time_frames, out / over_time.FIGURE),
     )
     runs = {b: summaries[b]["run"] for b in backends}
     speed_paragraph = f"<p>{html.escape(speed.strip())}</p>" if speed else ""
     tables = (
-        targets.html_table(verdicts, against) + speed_paragraph,
+        targets.html_table(verdicts, against)
+        + speed_paragraph
+        + (f"<p>{html.escape(first_only.strip())}</p>" if first_only else ""),
         over_time.html_table(by_time, list(backends)),
         hops.html_table(hop_in, list(backends)),
     )

@@ -6,13 +6,20 @@ ratio within 10 points, and copies dropped mostly for the same reason. A deviati
 the model's distance from the real backend, relative to the real value, which is the
 ground truth: |model - real| / real. (The crosscheck's main table shows the other
 direction, (real - model) / model, so the two percentages differ in size.)
+
+With several real runs (`crosscheck_runs.py`) the real value is their median, and each
+target also gets the runs' own spread by the same measure and whether the model lies
+within their range.
 """
 
 from __future__ import annotations
 
 import html
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from gossiplab.backends.testbed import crosscheck_runs as several
 
 # (row of the crosscheck table, tolerance, the tolerance's kind)
 RELATIVE = "relative"
@@ -36,6 +43,8 @@ class Verdict:
     partner: str
     deviation: str
     within: bool | None  # None: not measurable (a value missing)
+    spread: str = ""  # the real runs' own, with several
+    inside: bool | None = None  # the model within the real runs' range, with several
 
 
 def deviation(model: float | None, real: float | None, kind: str) -> float | None:
@@ -64,12 +73,22 @@ def _number(value: float | None) -> str:
     return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.3g}"
 
 
+def _distance(off: float | None, kind: str) -> str:
+    if off is None:
+        return "-"
+    return f"{off:.1%}" if kind == RELATIVE else f"{off * 100:.1f} points"
+
+
 def verdicts(
     values: dict[str, tuple[float | None, float | None]],
     model_summary: dict[str, Any],
-    partner_summary: dict[str, Any],
+    partner_summaries: Sequence[dict[str, Any]],
+    runs: Mapping[str, Sequence[float | None]] | None = None,
 ) -> list[Verdict]:
-    """The targets checked on the crosscheck's values by metric: (model, real)."""
+    """The targets checked on the crosscheck's values by metric: (model, real), the real
+    value being the median of the real runs whose summaries are given; `runs`: each
+    real run's value by metric, for the runs' own spread."""
+    runs = runs or {}
     found = []
     for metric, tolerance, kind in TARGETS:
         model, real = values.get(metric, (None, None))
@@ -79,15 +98,19 @@ def verdicts(
             if kind == RELATIVE
             else f"within {tolerance * 100:.0f} points"
         )
-        shown = (
-            "-"
-            if off is None
-            else (f"{off:.1%}" if kind == RELATIVE else f"{off * 100:.1f} points")
-        )
         within = None if off is None else off <= tolerance + 1e-12
-        found.append(Verdict(metric, target, _number(model), _number(real), shown, within))
-    ours, theirs = main_drop_reason(model_summary), main_drop_reason(partner_summary)
-    found.append(Verdict(DROP_REASON, "the same", ours, theirs, "", ours == theirs))
+        each = runs.get(metric, ())
+        own = _distance(several.spread(each, kind == RELATIVE), kind) if len(each) > 1 else ""
+        found.append(
+            Verdict(
+                metric, target, _number(model), _number(real), _distance(off, kind), within,
+                own, several.inside(model, each),
+            )
+        )  # fmt: skip
+    ours = main_drop_reason(model_summary)
+    theirs, agreeing = several.most_common([main_drop_reason(s) for s in partner_summaries])
+    own = f"{agreeing} of {len(partner_summaries)} runs" if len(partner_summaries) > 1 else ""
+    found.append(Verdict(DROP_REASON, "the same", ours, theirs, "", ours == theirs, own))
     return found
 
 
@@ -95,37 +118,61 @@ def _mark(within: bool | None) -> str:
     return {True: "yes", False: "no", None: "-"}[within]
 
 
+def _several(found: list[Verdict]) -> bool:
+    return any(v.spread for v in found)
+
+
+def _header(found: list[Verdict], partner: str) -> list[str]:
+    real = f"{partner} (median)" if _several(found) else partner
+    cells = ["metric", "target", "model", real, "deviation", "within"]
+    if _several(found):
+        cells += [f"{partner} runs' own spread", "model inside their range"]
+    return cells
+
+
+def _cells(v: Verdict, several_runs: bool) -> list[str]:
+    cells = [v.metric, v.target, v.model, v.partner, v.deviation, _mark(v.within)]
+    if several_runs:
+        cells += [v.spread or "-", _mark(v.inside)]
+    return cells
+
+
+def _explained(partner: str, several_runs: bool) -> str:
+    text = f"deviation = |model - {partner}| / {partner}; points for the delivery ratio"
+    if several_runs:
+        text += (
+            f"; {partner} is the median of its runs, and a run's own spread is its "
+            "largest distance from that median, by the same measure"
+        )
+    return text
+
+
 def markdown(found: list[Verdict], partner: str) -> str:
+    several_runs = _several(found)
+    header = _header(found, partner)
     lines = [
         "",
-        "Against the fidelity targets (deviation = |model - "
-        f"{partner}| / {partner}; points for the delivery ratio):",
+        f"Against the fidelity targets ({_explained(partner, several_runs)}):",
         "",
-        f"| metric | target | model | {partner} | deviation | within |",
-        "|---|---|---:|---:|---:|---|",
+        "| " + " | ".join(header) + " |",
+        "|---|---|---:|---:|---:|---|" + "---:|---|" * several_runs,
     ]
-    lines += [
-        f"| {v.metric} | {v.target} | {v.model} | {v.partner} | {v.deviation} | {_mark(v.within)} |"
-        for v in found
-    ]
+    lines += ["| " + " | ".join(_cells(v, several_runs)) + " |" for v in found]
     return "\n".join(lines) + "\n"
 
 
 def html_table(found: list[Verdict], partner: str) -> str:
+    several_runs = _several(found)
+    explained = _explained(partner, several_runs)
+    sentence = explained[:1].upper() + explained[1:]
     rows = "".join(
-        "<tr>"
-        + "".join(
-            f"<td>{html.escape(cell)}</td>"
-            for cell in (v.metric, v.target, v.model, v.partner, v.deviation, _mark(v.within))
-        )
-        + "</tr>"
+        "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in _cells(v, several_runs)) + "</tr>"
         for v in found
     )
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in _header(found, partner))
     return (
-        f"<h2>Against the fidelity targets</h2><p>Deviation = |model - {partner}| / "
-        f"{partner}; points for the delivery ratio.</p><table><tr><th>metric</th>"
-        f"<th>target</th><th>model</th><th>{partner}</th><th>deviation</th><th>within</th>"
-        f"</tr>{rows}</table>"
+        f"<h2>Against the fidelity targets</h2><p>{html.escape(sentence)}."
+        f"</p><table><tr>{head}</tr>{rows}</table>"
     )
 
 

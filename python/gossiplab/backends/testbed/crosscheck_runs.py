@@ -1,0 +1,90 @@
+"""Several runs of the real backend in one crosscheck (`crosscheck --runs N`).
+
+Real nodes sharing a host's cores do not give the same latency twice: near saturation a
+little more or less of the machine's speed decides how long their queues grow, and one
+run's p99 can be twice the next one's. One run then cannot tell the model's deviation
+from the real backend's own. With several runs the crosscheck compares the model with
+their median, metric by metric, shows their range, and judges each target also by the
+runs' own spread: each run's largest distance from their median, measured as the
+target measures the model's.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from gossiplab.backends.testbed.crosscheck import Row
+
+
+def folder_names(partner: str, runs: int) -> list[str]:
+    """Each real run's folder in the crosscheck's: `testbed/`, then `testbed-2/`, ..."""
+    return [partner if k == 1 else f"{partner}-{k}" for k in range(1, runs + 1)]
+
+
+def median(values: Sequence[float | None]) -> float | None:
+    """The median of the known values (the mean of the middle two for an even count)."""
+    known = sorted(v for v in values if v is not None)
+    if not known:
+        return None
+    middle = len(known) // 2
+    return known[middle] if len(known) % 2 else (known[middle - 1] + known[middle]) / 2
+
+
+def merged(tables: Sequence[Sequence[Row]]) -> list[Row]:
+    """One table from the model's rows against each real run: per metric the runs'
+    median, each run's value kept (None where a run has no such row); the metrics in
+    the first table's order, then those only later runs have."""
+    by_run = [{r.metric: r for r in table} for table in tables]
+    order: list[str] = []
+    for rows in by_run:
+        order += [metric for metric in rows if metric not in order]
+    found = []
+    for metric in order:
+        first = next(rows[metric] for rows in by_run if metric in rows)
+        values = tuple(rows[metric].partner if metric in rows else None for rows in by_run)
+        found.append(replace(first, partner=median(values), partner_runs=values))
+    return found
+
+
+def last_delivery_hops(summaries: Sequence[dict[str, Any]]) -> frozenset[int]:
+    """The last delivery hops any of the summaries saw, so every run's table lists them."""
+    return frozenset(
+        int(hop)
+        for summary in summaries
+        for hop in (summary.get("last_delivery_hop", {}).get("histogram") or {})
+    )
+
+
+def most_common(reasons: Sequence[str]) -> tuple[str, int]:
+    """The reason most runs give, and how many give it; a tie goes to the earliest run."""
+    counts = Counter(reasons)
+    best = max(counts.values())
+    reason = next(r for r in reasons if counts[r] == best)
+    return reason, best
+
+
+def spread(values: Sequence[float | None], relative: bool) -> float | None:
+    """The runs' own spread: the largest distance of a run from their median, relative
+    to it or in absolute points. None with fewer than two known values."""
+    known = [v for v in values if v is not None]
+    centre = median(known)
+    if len(known) < 2 or centre is None:
+        return None
+    far = max(abs(v - centre) for v in known)
+    if not relative:
+        return far
+    if centre == 0:
+        return 0.0 if far == 0 else None
+    return far / abs(centre)
+
+
+def inside(model: float | None, values: Sequence[float | None]) -> bool | None:
+    """True if the model's value lies within the runs' range; None with fewer than two."""
+    known = [v for v in values if v is not None]
+    if model is None or len(known) < 2:
+        return None
+    return min(known) <= model <= max(known)
