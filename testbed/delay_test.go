@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"testing"
 	"time"
 )
@@ -146,5 +147,53 @@ func TestVerdictMessageLayout(t *testing.T) {
 	two := appendVerdict(appendVerdict(nil, 7, 1), 7, 2)
 	if len(two) != 64 || two[63] != 2 || two[31] != 1 {
 		t.Fatalf("two verdicts are two aligned messages back to back: % x", two)
+	}
+}
+
+func TestReleaseAlarmGoesOffAtItsTimeNotAtTheNextMillisecond(t *testing.T) {
+	a, err := newReleaseAlarm()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.close()
+	// 1.3 ms: Go's own timer on an idle P waits epoll_wait(1 ms) and then 1 ms more for
+	// the rest (runtime/netpoll_epoll.go), 2 ms in all; the timerfd goes off at 1.3 ms
+	// plus the wake-up. Never early; the median of twenty well short of 2 ms.
+	const ahead = 1300 * time.Microsecond
+	var took []time.Duration
+	for range 20 {
+		start := time.Now()
+		a.set(start.Add(ahead))
+		if !a.wait() {
+			t.Fatal("the alarm closed")
+		}
+		elapsed := time.Since(start)
+		if elapsed < ahead {
+			t.Fatalf("went off after %v, before its %v", elapsed, ahead)
+		}
+		took = append(took, elapsed)
+	}
+	slices.Sort(took)
+	if median := took[len(took)/2]; median >= 1800*time.Microsecond {
+		t.Fatalf("median %v after 1.3 ms: the alarm rounds like Go's timers", median)
+	}
+}
+
+func TestReleaseAlarmTakesTheLastTimeSetAndEndsWhenClosed(t *testing.T) {
+	a, err := newReleaseAlarm()
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	a.set(start.Add(time.Hour))
+	a.set(start.Add(time.Millisecond)) // a packet due earlier arrived: it wins
+	if !a.wait() || time.Since(start) > time.Minute {
+		t.Fatal("the earlier time did not replace the later one")
+	}
+	done := make(chan bool)
+	go func() { done <- a.wait() }()
+	a.close()
+	if <-done {
+		t.Fatal("a closed alarm still waited")
 	}
 }
