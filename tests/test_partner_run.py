@@ -154,3 +154,29 @@ def test_fewer_runs_than_finished_runs_given_is_refused(tmp_path: Path) -> None:
     with pytest.raises(GossiplabError, match=r"--runs 0: run the real backend at least once"):
         run_crosscheck(scenario, tmp_path / "xc", runs=0)
     assert not (tmp_path / "xc").exists()
+
+
+def test_resume_keeps_the_finished_real_runs_and_runs_the_model_again(tmp_path: Path) -> None:
+    runs = [_as_testbed_run(tmp_path, SCENARIO, f"real-{k}") for k in (1, 2)]
+    _set_receipt_p50(runs[1], 99.0)
+    scenario = _write(tmp_path, "line.toml", SCENARIO)
+    out = tmp_path / "xc"
+    run_crosscheck(scenario, out, partner_runs=runs)
+    # Interrupted: the second real run unfinished (no summary), the first one kept with
+    # a mark that only a kept folder still has.
+    (out / "testbed-2" / "summary.json").unlink()
+    (out / "testbed" / "kept").touch()
+    with pytest.raises(GossiplabError, match="--resume to keep its finished real runs"):
+        run_crosscheck(scenario, out, partner_runs=runs)
+    # Resumed with the same runs given: the first is kept, the second taken again.
+    result = run_crosscheck(scenario, out, partner_runs=runs, resume=True)
+    assert (out / "testbed" / "kept").exists()
+    assert (out / "model" / "summary.json").is_file()
+    p50 = next(r for r in result.rows if r.metric == "per-receipt latency p50")
+    assert p50.partner_runs[1] == 99.0
+    with pytest.raises(GossiplabError, match="pass one of them"):
+        run_crosscheck(scenario, out, partner_runs=runs, resume=True, force=True)
+    # A kept run of another scenario is refused, naming the folder.
+    other = SCENARIO.replace("seed = 3", "seed = 4")
+    with pytest.raises(GossiplabError, match=r"--resume: .*testbed is not a run of this scenario"):
+        run_crosscheck(_write(tmp_path, "other.toml", other), out, resume=True)

@@ -43,6 +43,13 @@ def crosscheck(
         typer.Option("-o", "--out", help="Folder (default results/<name>-crosscheck-<time>)."),
     ] = None,
     force: Annotated[bool, typer.Option(help="Replace an existing folder.")] = False,
+    resume: Annotated[
+        bool,
+        typer.Option(
+            help="Keep the real runs an interrupted crosscheck finished in the folder and "
+            "run only the rest (the model runs again)."
+        ),
+    ] = False,
     against: Annotated[
         str,
         typer.Option(
@@ -85,6 +92,7 @@ def crosscheck(
             bar=bar,
             partner_runs=partner_run or [],
             runs=runs,
+            resume=resume,
         )
         out.print(result.markdown, markup=False, highlight=False)
         out.print(f"results: {result.out_dir}")

@@ -30,7 +30,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from gossiplab.analysis.metrics import Measured, measure
-from gossiplab.analysis.results import load_results
+from gossiplab.analysis.results import SUMMARY_FILE, load_results
 from gossiplab.backends.model import ProgressCallback
 from gossiplab.backends.model import unsupported_features as model_unsupported
 from gossiplab.backends.simnet.support import unsupported_features as simnet_unsupported
@@ -387,22 +387,46 @@ def _real_runs(runs: int | None, partner_runs: Sequence[Path]) -> int:
     return count
 
 
-def _fresh_folder(out: Path, force: bool, partner_runs: Sequence[Path]) -> None:
-    """Make the crosscheck's folder, replacing it only with `force` and never when a
-    finished run to be compared lies inside it."""
+def _prepare_folder(out: Path, force: bool, resume: bool, partner_runs: Sequence[Path]) -> None:
+    """Make the crosscheck's folder: replaced only with `force`, never when a finished
+    run to be compared lies inside it; kept with `resume` but for the model's run,
+    which is made again."""
+    if force and resume:
+        raise GossiplabError("--force replaces the folder, --resume keeps it: pass one of them")
     for folder in partner_runs:
         if out.resolve() in Path(folder).resolve().parents:
             raise GossiplabError(
                 f"--partner-run {folder} is inside the crosscheck's folder {out}, which "
                 "is replaced: copy the run elsewhere first, or choose another -o"
             )
+    if out.exists() and resume:
+        shutil.rmtree(out / "model", ignore_errors=True)
+        return
     if out.exists():
         if not force:
             raise GossiplabError(
-                f"{out} already exists; pass --force to replace it or choose another -o"
+                f"{out} already exists; pass --force to replace it, --resume to keep its "
+                "finished real runs, or choose another -o"
             )
         shutil.rmtree(out)
     out.mkdir(parents=True)
+
+
+def _finished_run(folder: Path, s: Scenario, against: str) -> dict[str, Any] | None:
+    """The summary of a finished real run kept in the crosscheck's folder (`--resume`),
+    or None if there is none; one of another scenario is refused, naming the folder."""
+    if not (folder / SUMMARY_FILE).is_file():
+        shutil.rmtree(folder, ignore_errors=True)  # an unfinished run starts again
+        return None
+    try:
+        check_partner_run(folder, variant(s, against), against)
+    except GossiplabError as e:
+        raise GossiplabError(
+            f"--resume: {folder} is not a run of this scenario ({e}); choose another -o, "
+            "or pass --force to start again"
+        ) from None
+    summary: dict[str, Any] = json.loads((folder / SUMMARY_FILE).read_text("utf-8"))
+    return summary
 
 
 def _command(scenario: str | Path, against: str, runs: int, partner_runs: Sequence[Path]) -> str:
@@ -422,11 +446,13 @@ def run_crosscheck(
     bar: Callable[[str], AbstractContextManager[ProgressCallback]] | None = None,
     partner_runs: Sequence[Path] = (),
     runs: int | None = None,
+    resume: bool = False,
 ) -> CrosscheckResult:
     """Run ``scenario`` on the model and ``runs`` times on ``against`` (default: once,
     or once per finished run given); ``bar(backend)``, if given, is a progress bar for
     each run (the CLI's). Each of ``partner_runs`` (finished runs of ``against`` on the
-    same scenario) stands for one of the real runs; the rest are run."""
+    same scenario) stands for one of the real runs; the rest are run. With ``resume``
+    the real runs an earlier, interrupted crosscheck finished in ``out_dir`` are kept."""
     s = load_scenario(scenario)
     check_both(s, against)
     count = _real_runs(runs, partner_runs)
@@ -436,10 +462,14 @@ def run_crosscheck(
         stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M%S")
         out_dir = RESULTS_ROOT / f"{s.name}-crosscheck-{stamp}"
     out = Path(out_dir)
-    _fresh_folder(out, force, partner_runs)
+    _prepare_folder(out, force, resume, partner_runs)
     real = several.folder_names(against, count)
     summaries = {}
     for k, backend in enumerate(["model", *real]):
+        kept = _finished_run(out / backend, s, against) if resume and k > 0 else None
+        if kept is not None:
+            summaries[backend] = kept
+            continue
         if 0 < k <= len(partner_runs):
             summaries[backend] = adopt(Path(partner_runs[k - 1]), out / backend)
             continue
