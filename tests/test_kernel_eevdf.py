@@ -12,7 +12,17 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "bench"))
-from kernel_eevdf import SWITCH, SWITCH_IN, SWITCH_OUT, WAKE, WAKING, Recording, read, sysmon_share
+from kernel_eevdf import (
+    PREEMPTION_CAUSE_NS,
+    SWITCH,
+    SWITCH_IN,
+    SWITCH_OUT,
+    WAKE,
+    WAKING,
+    Recording,
+    read,
+    sysmon_share,
+)
 
 NODE0, SYSMON0, NODE1 = 100, 101, 200  # node 0's process (its working thread) and sysmon
 
@@ -38,7 +48,9 @@ EVENTS = np.array(
         # sysmon sleeps after 8 µs, its group's vruntime 5,000 -> 14,000: 9 µs charged.
         _switch(9_000, (NODE0, SYSMON0), 1, (NODE1, NODE1), 7_000, 14_000),
         _state(9_000, SWITCH_IN, NODE1, NODE1, avg=20_000, key=-10_000),  # margin 30 µs
-        # node 1 is preempted 12 µs later, 3 µs past the average, for node 0's thread.
+        # node 0's sysmon wakes, its group queued; 1 µs later node 1 is preempted, 3 µs
+        # past the average, for node 0's thread.
+        [20_000, WAKE, NODE0, SYSMON0, 1, 0, 0, 0, 0, 0],
         _switch(21_000, (NODE1, NODE1), 0, (NODE0, NODE0), 14_000, 19_000),
         _state(21_000, SWITCH_OUT, NODE1, NODE1, avg=5_000, key=8_000),
         _state(21_000, SWITCH_IN, NODE0, NODE0, avg=5_000, key=5_000),  # margin 0
@@ -83,3 +95,24 @@ def test_margins_lags_and_sysmon_runs_are_read_in_microseconds() -> None:
 def test_sysmon_s_share_is_its_time_among_the_nodes_time_on_the_cpu() -> None:
     # On the CPU: sysmon 8 µs, node 1 12 µs, node 0's thread 30 µs.
     assert sysmon_share(_recording()) == pytest.approx(8 / 50)
+
+
+def test_a_preemption_is_put_down_to_the_wake_up_just_before_it() -> None:
+    # Node 1's thread leaves runnable at 21 µs for node 0's: node 0's sysmon woke 1 µs
+    # before, with its group queued. Node 0's thread blocking at 51 µs is no preemption.
+    values = read(_recording())
+    causes = {k: len(v) for k, v in values.items() if k[1].startswith("preempted after")}
+    assert causes == {
+        ("others", "preempted after: another group's sysmon woke, that group queued"): 1
+    }
+
+
+def test_a_preemption_with_no_recent_wake_up_is_the_tick_s() -> None:
+    # Without node 0's sysmon waking, and node 1's own wake-up moved to just too long
+    # before its preemption to have caused it.
+    late = EVENTS[~((EVENTS[:, 1] == WAKE) & (EVENTS[:, 3] == SYSMON0))].copy()
+    late[:2, 0] = 21_000 - PREEMPTION_CAUSE_NS - 1
+    rec = _recording()
+    rec.events = late
+    causes = [k for k in read(rec) if k[1].startswith("preempted after")]
+    assert causes == [("others", "preempted after: no node's thread woke (tick, kernel thread)")]
