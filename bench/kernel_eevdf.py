@@ -21,6 +21,8 @@ rest), per node and second:
   `place_entity` places it by);
 - wake-ups of sysmon and of working threads, with the group idle or queued already;
 - sysmon's runs: how much virtual runtime each charged to its group, and their length;
+- where a working thread was when preempted: in a system call (Go's P in `_Psyscall`,
+  which `sysmon` retakes when it finds it there twice) or in user code;
 - what woke just before a working thread's preemption (within `PREEMPTION_CAUSE_NS`: the
   wake-up whose check, `check_preempt_wakeup_fair`, rescheduled the CPU): a thread of
   its own group (sysmon, whose wake-up makes the kernel pick again at the root, or a
@@ -63,6 +65,9 @@ BUILD = Path(__file__).parent / "out" / "eevdf-probe"
 # nanosleep's number, by machine (arch/*/entry/syscalls).
 NANOSLEEP = {"x86_64": 35, "aarch64": 101}
 WAKING, SWITCH_IN, SWITCH_OUT, SWITCH, WAKE = range(5)
+# Where a thread was when it left the CPU (a switch's last column): unknown (a recording
+# made before the probe read it), in user code, or in system call `left - LEFT_SYSCALL`.
+LEFT_UNKNOWN, LEFT_USER, LEFT_SYSCALL = range(3)
 # A preemption follows the wake-up that caused it by the reschedule's latency: the
 # recordings have 12-20 µs at the median, 22-25 µs at the p90.
 PREEMPTION_CAUSE_NS = 50_000
@@ -132,7 +137,7 @@ class Recording:
 
     node_of: dict[int, int]
     sysmon: set[int]
-    events: np.ndarray  # columns: t kind tgid tid nr_queued vlag sum load key other
+    events: np.ndarray  # columns: t kind tgid tid nr_queued vlag sum load key other left
     classes: dict[int, str] = field(default_factory=dict)
 
     @property
@@ -146,6 +151,8 @@ class Recording:
 def load(folder: Path, hubs: int) -> Recording:
     meta = json.loads(folder.with_suffix(".meta.json").read_text())
     events = np.loadtxt(folder.with_suffix(".events"), dtype=np.int64, ndmin=2)
+    if events.shape[1] == 10:  # recorded before the probe read where threads left
+        events = np.column_stack([events, np.full(len(events), LEFT_UNKNOWN)])
     node_of = {int(pid): node for pid, node in meta["nodes"].items()}
     copies = pl.read_parquet(folder / "traffic.parquet").filter(pl.col("kind") == "payload")
     busiest = set(copies.sort("msgs_recv", descending=True)["node"].head(hubs).to_list())
@@ -223,6 +230,10 @@ def _preemption_cause(
         else:
             cause = f"another group's {who} woke, that group {'queued' if woke[4] else 'idle'}"
     out[(rec.classes[node], f"preempted after: {cause}")].append(1.0)
+    left = int(row[10])
+    if left != LEFT_UNKNOWN:
+        where = "user code (its P running)" if left == LEFT_USER else "a system call (_Psyscall)"
+        out[(rec.classes[node], f"preempted in {where}")].append(1.0)
 
 
 def _switch(
@@ -277,7 +288,8 @@ def report(rec: Recording) -> None:
     print("|---|---|---:|---|")
     for (cls, what), v in sorted(values.items()):
         rate = len(v) / span / max(rec.nodes_in(cls), 1)
-        spread = "" if what.startswith(("visits", "wake-ups", "preempted after")) else _spread(v)
+        counted = ("visits", "wake-ups", "preempted after", "preempted in")
+        spread = "" if what.startswith(counted) else _spread(v)
         print(f"| {cls} | {what} | {rate:,.1f} | {spread} |")
 
 

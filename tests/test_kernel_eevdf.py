@@ -1,18 +1,22 @@
 """bench/kernel_eevdf.py's reading of the probe's events, on a hand-written recording:
 two nodes' groups on one CPU, node 0's sysmon running first, then node 1's working
 thread (preempted), then node 0's working thread. Every expectation is worked out by
-hand from the rows below (columns: t kind tgid tid nr_queued vlag sum load key other)."""
+hand from the rows below (columns: t kind tgid tid nr_queued vlag sum load key other left)."""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
 import numpy as np
+import polars as pl
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "bench"))
 from kernel_eevdf import (
+    LEFT_SYSCALL,
+    LEFT_USER,
     PREEMPTION_CAUSE_NS,
     SWITCH,
     SWITCH_IN,
@@ -20,6 +24,7 @@ from kernel_eevdf import (
     WAKE,
     WAKING,
     Recording,
+    load,
     read,
     sysmon_share,
 )
@@ -28,21 +33,27 @@ NODE0, SYSMON0, NODE1 = 100, 101, 200  # node 0's process (its working thread) a
 
 
 def _switch(
-    t: int, prev: tuple[int, int], state: int, nxt: tuple[int, int], v_in: int, v_out: int
+    t: int,
+    prev: tuple[int, int],
+    state: int,
+    nxt: tuple[int, int],
+    v_in: int,
+    v_out: int,
+    left: int = LEFT_USER,
 ) -> list[int]:
     # vlag: prev_state; sum: next tgid; load: next group's vruntime; key: prev group's.
-    return [t, SWITCH, prev[0], prev[1], 0, state, nxt[0], v_in, v_out, nxt[1]]
+    return [t, SWITCH, prev[0], prev[1], 0, state, nxt[0], v_in, v_out, nxt[1], left]
 
 
 def _state(t: int, kind: int, tgid: int, tid: int, avg: int, key: int) -> list[int]:
     # Two equal-weight entities summing to `avg` each: margin avg - key (ns).
-    return [t, kind, tgid, tid, 3, 1024, 2 * avg, 2, key, 0]
+    return [t, kind, tgid, tid, 3, 1024, 2 * avg, 2, key, 0, 0]
 
 
 EVENTS = np.array(
     [
-        [0, WAKE, NODE1, NODE1, 0, 0, 0, 0, 0, 0],  # node 1's thread wakes its idle group
-        [0, WAKING, NODE1, NODE1, 0, 250_000, 0, 0, 0, 0],  # with 250 µs of lag kept
+        [0, WAKE, NODE1, NODE1, 0, 0, 0, 0, 0, 0, 0],  # node 1's thread wakes its idle group
+        [0, WAKING, NODE1, NODE1, 0, 250_000, 0, 0, 0, 0, 0],  # with 250 µs of lag kept
         _switch(1_000, (0, 0), 0, (NODE0, SYSMON0), 5_000, 0),
         _state(1_000, SWITCH_IN, NODE0, SYSMON0, avg=10_000, key=4_000),  # margin 6 µs
         # sysmon sleeps after 8 µs, its group's vruntime 5,000 -> 14,000: 9 µs charged.
@@ -50,8 +61,9 @@ EVENTS = np.array(
         _state(9_000, SWITCH_IN, NODE1, NODE1, avg=20_000, key=-10_000),  # margin 30 µs
         # node 0's sysmon wakes, its group queued; 1 µs later node 1 is preempted, 3 µs
         # past the average, for node 0's thread.
-        [20_000, WAKE, NODE0, SYSMON0, 1, 0, 0, 0, 0, 0],
-        _switch(21_000, (NODE1, NODE1), 0, (NODE0, NODE0), 14_000, 19_000),
+        [20_000, WAKE, NODE0, SYSMON0, 1, 0, 0, 0, 0, 0, 0],
+        # node 1's thread was returning from write(2) (system call 1).
+        _switch(21_000, (NODE1, NODE1), 0, (NODE0, NODE0), 14_000, 19_000, LEFT_SYSCALL + 1),
         _state(21_000, SWITCH_OUT, NODE1, NODE1, avg=5_000, key=8_000),
         _state(21_000, SWITCH_IN, NODE0, NODE0, avg=5_000, key=5_000),  # margin 0
         _switch(51_000, (NODE0, NODE0), 1, (0, 0), 0, 44_000),  # node 0 blocks: idle
@@ -105,6 +117,9 @@ def test_a_preemption_is_put_down_to_the_wake_up_just_before_it() -> None:
     assert causes == {
         ("others", "preempted after: another group's sysmon woke, that group queued"): 1
     }
+    # It left in a system call: Go's P in _Psyscall.
+    assert values[("others", "preempted in a system call (_Psyscall)")] == [1.0]
+    assert ("others", "preempted in user code (its P running)") not in values
 
 
 def test_a_preemption_with_no_recent_wake_up_is_the_tick_s() -> None:
@@ -116,3 +131,20 @@ def test_a_preemption_with_no_recent_wake_up_is_the_tick_s() -> None:
     rec.events = late
     causes = [k for k in read(rec) if k[1].startswith("preempted after")]
     assert causes == [("others", "preempted after: no node's thread woke (tick, kernel thread)")]
+
+
+def test_a_recording_made_before_the_probe_read_where_threads_left_says_nothing_of_it(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "old"
+    folder.mkdir()
+    np.savetxt(folder.with_suffix(".events"), EVENTS[:, :10], fmt="%d")
+    meta = {"cpu": 1, "nodes": {str(NODE0): 0, str(NODE1): 1}, "sysmon": [SYSMON0]}
+    folder.with_suffix(".meta.json").write_text(json.dumps(meta))
+    pl.DataFrame({"node": [0, 1], "kind": ["payload"] * 2, "msgs_recv": [9, 1]}).write_parquet(
+        folder / "traffic.parquet"
+    )
+    rec = load(folder, hubs=1)
+    assert rec.events.shape == (len(EVENTS), 11) and (rec.events[:, 10] == 0).all()
+    assert rec.classes == {0: "hubs", 1: "others"}
+    assert not [k for k in read(rec) if k[1].startswith("preempted in")]

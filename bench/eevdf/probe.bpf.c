@@ -13,7 +13,10 @@
 //   nice-0 task's);
 // - SWITCH_OUT, a group's thread leaves the CPU runnable (preempted) for another group's:
 //   the same for that group;
-// - SWITCH, every switch on the CPU: the threads and their groups' virtual runtimes.
+// - SWITCH, every switch on the CPU: the threads and their groups' virtual runtimes, and
+//   where the leaving thread was (`orig_ax` of its user registers): in system call N
+//   (LEFT_SYSCALL + N; Go's P is then in _Psyscall) or in user code (LEFT_USER: it left at
+//   an interrupt's return, its P running).
 //
 // The root queue's average is `zero_vruntime + sum_w_vruntime / sum_weight` with the
 // running entity added (kernel/sched/fair.c, avg_vruntime); the division is left to user
@@ -22,10 +25,12 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
 enum kind { WAKING, SWITCH_IN, SWITCH_OUT, SWITCH, WAKE };
+enum left { LEFT_UNKNOWN, LEFT_USER, LEFT_SYSCALL };
 
 struct event {
 	u64 t;
@@ -140,6 +145,8 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 		e->sum = next->tgid;
 		e->load = in ? (s64)in->vruntime : 0;
 		e->key = out ? (s64)out->vruntime : 0;
+		s64 call = BPF_CORE_READ((struct pt_regs *)bpf_task_pt_regs(prev), orig_ax);
+		e->pad = call < 0 ? LEFT_USER : LEFT_SYSCALL + (u32)call;
 		bpf_ringbuf_submit(e, 0);
 	}
 	if (in && in != out)

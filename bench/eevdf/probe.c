@@ -1,5 +1,5 @@
 // Loads probe.bpf.o, watches one CPU for a number of seconds and prints each event as a
-// line of integers: t kind tgid tid nr_queued vlag sum load key other.
+// line of integers: t kind tgid tid nr_queued vlag sum load key other left.
 //
 //     probe OBJECT CPU SECONDS > events.txt
 
@@ -19,8 +19,8 @@ static int print_event(void *ctx, void *data, size_t size)
 {
 	const struct event *e = data;
 
-	printf("%llu %u %u %u %u %lld %lld %lld %lld %u\n", e->t, e->kind, e->tgid, e->tid,
-	       e->nr_queued, e->vlag, e->sum, e->load, e->key, e->other);
+	printf("%llu %u %u %u %u %lld %lld %lld %lld %u %u\n", e->t, e->kind, e->tgid, e->tid,
+	       e->nr_queued, e->vlag, e->sum, e->load, e->key, e->other, e->pad);
 	return 0;
 }
 
