@@ -17,7 +17,6 @@ import datetime as dt
 import html
 import json
 import math
-import shutil
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -30,7 +29,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from gossiplab.analysis.metrics import Measured, measure
-from gossiplab.analysis.results import SUMMARY_FILE, load_results
+from gossiplab.analysis.results import load_results
 from gossiplab.backends.model import ProgressCallback
 from gossiplab.backends.model import unsupported_features as model_unsupported
 from gossiplab.backends.simnet.support import unsupported_features as simnet_unsupported
@@ -42,7 +41,12 @@ from gossiplab.backends.testbed.crosscheck_speed import speed_note
 from gossiplab.backends.testbed.losses import drop_places
 from gossiplab.backends.testbed.partialcheck import METRICS as PARTIAL_METRICS
 from gossiplab.backends.testbed.partialcheck import partial_figures
-from gossiplab.backends.testbed.partner_run import adopt, check_partner_run
+from gossiplab.backends.testbed.partner_run import (
+    adopt,
+    check_partner_run,
+    finished_run,
+    prepare_folder,
+)
 from gossiplab.backends.testbed.support import unsupported_features as testbed_unsupported
 from gossiplab.errors import GossiplabError, Problem, ScenarioError
 from gossiplab.report.over_time_plot import draw_over_time
@@ -387,48 +391,6 @@ def _real_runs(runs: int | None, partner_runs: Sequence[Path]) -> int:
     return count
 
 
-def _prepare_folder(out: Path, force: bool, resume: bool, partner_runs: Sequence[Path]) -> None:
-    """Make the crosscheck's folder: replaced only with `force`, never when a finished
-    run to be compared lies inside it; kept with `resume` but for the model's run,
-    which is made again."""
-    if force and resume:
-        raise GossiplabError("--force replaces the folder, --resume keeps it: pass one of them")
-    for folder in partner_runs:
-        if out.resolve() in Path(folder).resolve().parents:
-            raise GossiplabError(
-                f"--partner-run {folder} is inside the crosscheck's folder {out}, which "
-                "is replaced: copy the run elsewhere first, or choose another -o"
-            )
-    if out.exists() and resume:
-        shutil.rmtree(out / "model", ignore_errors=True)
-        return
-    if out.exists():
-        if not force:
-            raise GossiplabError(
-                f"{out} already exists; pass --force to replace it, --resume to keep its "
-                "finished real runs, or choose another -o"
-            )
-        shutil.rmtree(out)
-    out.mkdir(parents=True)
-
-
-def _finished_run(folder: Path, s: Scenario, against: str) -> dict[str, Any] | None:
-    """The summary of a finished real run kept in the crosscheck's folder (`--resume`),
-    or None if there is none; one of another scenario is refused, naming the folder."""
-    if not (folder / SUMMARY_FILE).is_file():
-        shutil.rmtree(folder, ignore_errors=True)  # an unfinished run starts again
-        return None
-    try:
-        check_partner_run(folder, variant(s, against), against)
-    except GossiplabError as e:
-        raise GossiplabError(
-            f"--resume: {folder} is not a run of this scenario ({e}); choose another -o, "
-            "or pass --force to start again"
-        ) from None
-    summary: dict[str, Any] = json.loads((folder / SUMMARY_FILE).read_text("utf-8"))
-    return summary
-
-
 def _command(scenario: str | Path, against: str, runs: int, partner_runs: Sequence[Path]) -> str:
     option = "" if against == DEFAULT_PARTNER else f" --against {against}"
     if runs > max(1, len(partner_runs)):
@@ -462,11 +424,11 @@ def run_crosscheck(
         stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M%S")
         out_dir = RESULTS_ROOT / f"{s.name}-crosscheck-{stamp}"
     out = Path(out_dir)
-    _prepare_folder(out, force, resume, partner_runs)
+    prepare_folder(out, force, resume, partner_runs)
     real = several.folder_names(against, count)
     summaries = {}
     for k, backend in enumerate(["model", *real]):
-        kept = _finished_run(out / backend, s, against) if resume and k > 0 else None
+        kept = finished_run(out / backend, variant(s, against), against) if resume and k else None
         if kept is not None:
             summaries[backend] = kept
             continue

@@ -4,7 +4,9 @@ Real runs take time and a quiet machine, and the model changes more often than t
 code does: after a change of the model, the same real run can be compared again. The run
 is taken only if it is of the same scenario as the one checked, section by section,
 leaving out what only the model reads (its CPU costs, `[cpu]`), and only if it was run on
-the partner backend. It is copied into the crosscheck's folder, which stays whole.
+the partner backend. It is copied into the crosscheck's folder, which stays whole. A
+crosscheck taken up again (`--resume`) keeps the real runs it finished in its folder,
+checked the same way.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import json
 import shutil
 import tomllib
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -73,4 +76,47 @@ def adopt(folder: Path, destination: Path) -> dict[str, Any]:
     """Copy the partner run into the crosscheck's folder; its summary."""
     shutil.copytree(folder, destination)
     summary: dict[str, Any] = json.loads((destination / SUMMARY_FILE).read_text("utf-8"))
+    return summary
+
+
+def prepare_folder(out: Path, force: bool, resume: bool, partner_runs: Sequence[Path]) -> None:
+    """Make the crosscheck's folder: replaced only with `force`, never when a finished
+    run to be compared lies inside it; kept with `resume` but for the model's run,
+    which is made again."""
+    if force and resume:
+        raise GossiplabError("--force replaces the folder, --resume keeps it: pass one of them")
+    for folder in partner_runs:
+        if out.resolve() in Path(folder).resolve().parents:
+            raise GossiplabError(
+                f"--partner-run {folder} is inside the crosscheck's folder {out}, which "
+                "is replaced: copy the run elsewhere first, or choose another -o"
+            )
+    if out.exists() and resume:
+        shutil.rmtree(out / "model", ignore_errors=True)
+        return
+    if out.exists():
+        if not force:
+            raise GossiplabError(
+                f"{out} already exists; pass --force to replace it, --resume to keep its "
+                "finished real runs, or choose another -o"
+            )
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+
+
+def finished_run(folder: Path, expected: Scenario, partner: str) -> dict[str, Any] | None:
+    """The summary of a finished `partner` run of `expected` kept in the crosscheck's
+    folder (`--resume`), or None if there is none; one of another scenario is refused,
+    naming the folder."""
+    if not (folder / SUMMARY_FILE).is_file():
+        shutil.rmtree(folder, ignore_errors=True)  # an unfinished run starts again
+        return None
+    try:
+        check_partner_run(folder, expected, partner)
+    except GossiplabError as e:
+        raise GossiplabError(
+            f"--resume: {folder} is not a run of this scenario ({e}); choose another -o, "
+            "or pass --force to start again"
+        ) from None
+    summary: dict[str, Any] = json.loads((folder / SUMMARY_FILE).read_text("utf-8"))
     return summary
