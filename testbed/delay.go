@@ -370,6 +370,8 @@ func (s *delayStage) releaser(ctx context.Context, verdicts *verdictWriter, done
 // the fd readable, which ends the epoll_wait at once. `set` may be called from any
 // goroutine (under the stage's lock); the last call wins.
 type releaseAlarm struct {
+	// The descriptor, kept apart: os.File.Fd would switch the file to blocking mode and
+	// take it out of the netpoller.
 	fd   int
 	file *os.File // the timerfd in Go's netpoller: Read parks the goroutine
 }
