@@ -13,6 +13,12 @@ under `TransitionStack=` and `Stack=`) and prints per trace:
 - per goroutine role, the wait from becoming runnable (`GoID=N ..->Runnable`) to running
   (`Runnable->Running`): how many, p50, p90, p99 and max (nearest rank: the
   ceil(q * n)-th smallest);
+- per goroutine role, the same waits by who made it runnable (`Waiting->Runnable`): a
+  goroutine (the event's `G=`: a channel send, a `sync.Cond` signal, a hand-off to
+  `runnext`), its P's own scheduler (`G=-1` on a P: the netpoller polled by
+  `findRunnable`, a timer), or a thread holding no P (`P=-1`: `sysmon`'s netpoll, whose
+  goroutines `injectglist` puts on the global run queue, which a busy P serves one
+  goroutine every 61st turn or all at once when its own queue is empty);
 - per goroutine role and what it blocked on (`Running->Waiting Reason="..."`: "network"
   is the netpoller, where a read finds no data or a write finds the socket's buffer
   full; "chan send", "select", "sync.(*Cond).Wait" and so on) where (the first frame of
@@ -65,6 +71,9 @@ ROLES = (
     ("GC", "gcBgMarkWorker", ""),
 )
 ROLE_ORDER = [role for role, _, _ in ROLES] + ["other"]
+# Who made a goroutine runnable when no goroutine did (see the module's docstring).
+SCHEDULER = "its P's scheduler"
+NO_P = "no P (sysmon)"
 
 _HEADER = re.compile(r"^M=(-?\d+) P=(-?\d+) G=(-?\d+) (\w+) Time=(\d+)")
 _GO = re.compile(r" GoID=(\d+) (\w+)->(\w+)")
@@ -100,8 +109,26 @@ class Schedule:
     turns: dict[int, int] = field(default_factory=lambda: defaultdict(int))
     syscalls: dict[int, int] = field(default_factory=lambda: defaultdict(int))
     syscall_ns: dict[int, int] = field(default_factory=lambda: defaultdict(int))
+    # goroutine -> (who readied it, how long it then waited) for each Waiting->Runnable
+    # that ran: a goroutine id, or SCHEDULER / NO_P
+    readied: dict[int, list[tuple[int | str, int]]] = field(
+        default_factory=lambda: defaultdict(list)
+    )
     first_ns: int | None = None
     last_ns: int | None = None
+
+    def waits_by_readier(self) -> dict[str, dict[str, list[int]]]:
+        """Per role, its waits by who readied it (a goroutine by that one's role)."""
+        out: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
+        for goid, rows in self.readied.items():
+            for who, waited in rows:
+                name = who if isinstance(who, str) else self.roles.get(who, "other")
+                out[self.roles.get(goid, "other")][name].append(waited)
+        return {
+            role: {who: sorted(out[role][who]) for who in sorted(out[role])}
+            for role in ROLE_ORDER
+            if out.get(role)
+        }
 
     def waits_by_role(self) -> dict[str, list[int]]:
         out: dict[str, list[int]] = defaultdict(list)
@@ -185,6 +212,7 @@ def parse(lines: Iterable[str]) -> Schedule:
     s = Schedule()
     proc_since: dict[int, int] = {}
     runnable_since: dict[int, int] = {}
+    readied_by: dict[int, int | str] = {}
     waiting_since: dict[int, tuple[int, str]] = {}
     running_since: dict[int, int] = {}
     syscall_since: dict[int, int] = {}
@@ -222,10 +250,15 @@ def parse(lines: Iterable[str]) -> Schedule:
             syscall_since[goid] = t
         if old == "Runnable" and goid in runnable_since:
             waited = t - runnable_since.pop(goid)
+            who = readied_by.pop(goid, None)
             if new == "Running":
                 s.waits[goid].append(waited)
+                if who is not None:
+                    s.readied[goid].append((who, waited))
         if new == "Runnable" and old != "Undetermined":
             runnable_since[goid] = t
+            if old == "Waiting":
+                readied_by[goid] = _readier(head)
         if old == "Waiting" and goid in waiting_since:
             since, reason = waiting_since.pop(goid)
             s.blocked[goid][reason].append(t - since)
@@ -242,6 +275,15 @@ def parse(lines: Iterable[str]) -> Schedule:
                     s.roles[goid] = role
                     break
     return s
+
+
+def _readier(head: re.Match[str]) -> int | str:
+    """Who an event that readies a goroutine ran on: a goroutine, its P's scheduler, or a
+    thread without a P."""
+    p, g = int(head.group(2)), int(head.group(3))
+    if g >= 0:
+        return g
+    return NO_P if p < 0 else SCHEDULER
 
 
 def quantile(sorted_values: list[int], q: float) -> int:
@@ -272,6 +314,11 @@ def report(name: str, s: Schedule) -> str:
     for role, waits in s.waits_by_role().items():
         cells = " ".join(f"{quantile(waits, q) / 1e3:>9.1f}" for q in (0.5, 0.9, 0.99))
         out.append(f"  {role:<15} {len(waits):>6} {cells} {waits[-1] / 1e3:>9.1f}")
+    out.append("  role             readied by             waits    p50 µs    p90 µs    p99 µs")
+    for role, by in s.waits_by_readier().items():
+        for who, waits in by.items():
+            cells = " ".join(f"{quantile(waits, q) / 1e3:>9.1f}" for q in (0.5, 0.9, 0.99))
+            out.append(f"  {role:<15} {who:<20} {len(waits):>7} {cells}")
     out.append("  role            running s    turns   share   syscalls   syscall s")
     by_role = s.running_by_role()
     all_running = sum(row.running_ns for row in by_role.values())

@@ -29,6 +29,11 @@ rest), per node and second:
   working thread), a thread of another group (idle, or queued already), or no node's
   thread (the tick ending a slice, or a kernel thread);
 - the part of the nodes' time on the CPU that their sysmon threads ran;
+- working visits (a working thread ran in them): the working threads' time on the CPU in
+  each, and the gap from the group's last working visit's end to the start of this one;
+  `--model RUN` prints the same rows for a model run's recorded nodes
+  (`[cpu] record_waits`: `goroutine_waits.parquet`, goroutine "node thread", each visit
+  from its start `t_ns` for `ran_ns`) over its publishing, classes by the same rule;
 - the root queue's length (`nr_queued`) and the group's weight at visits (a group's
   weight is its share of the autogroup's 1024, `calc_group_shares`: virtual runtime
   advances by 1024 / weight per ns it runs).
@@ -41,6 +46,7 @@ Needs root, a kernel with BTF (`/sys/kernel/btf/vmlinux`) and clang, bpftool and
 
     flock /tmp/testbed.lock .venv/bin/python bench/kernel_eevdf.py \\
         scenarios/crosscheck/cliff-at.toml -o bench/out/eevdf [--again]
+    .venv/bin/python bench/kernel_eevdf.py --model out/model-run
 """
 
 from __future__ import annotations
@@ -154,9 +160,8 @@ def load(folder: Path, hubs: int) -> Recording:
     if events.shape[1] == 10:  # recorded before the probe read where threads left
         events = np.column_stack([events, np.full(len(events), LEFT_UNKNOWN)])
     node_of = {int(pid): node for pid, node in meta["nodes"].items()}
-    copies = pl.read_parquet(folder / "traffic.parquet").filter(pl.col("kind") == "payload")
-    busiest = set(copies.sort("msgs_recv", descending=True)["node"].head(hubs).to_list())
-    classes = {node: "hubs" if node in busiest else "others" for node in node_of.values()}
+    by_traffic = _classes(pl.read_parquet(folder / "traffic.parquet"), hubs)
+    classes = {node: by_traffic.get(node, "others") for node in node_of.values()}
     return Recording(node_of, set(meta["sysmon"]), events, classes)
 
 
@@ -172,6 +177,8 @@ class Visit:
     group: int | None = None
     sysmon_first: bool = False
     working_ran: bool = False
+    started: int = 0
+    working_ns: int = 0
 
 
 Values = dict[tuple[str, str], list[float]]
@@ -183,11 +190,19 @@ def read(rec: Recording) -> Values:
     visit = Visit()
     sysmon_runs: dict[int, tuple[int, int]] = {}  # sysmon tid -> (switched in, vruntime)
     woke: np.ndarray | None = None  # the last wake-up of a node's thread
+    last_switch = 0
+    working_ended: dict[int, int] = {}  # group -> end of its last working visit
     for row in rec.events:
         kind = int(row[1])
         if kind == SWITCH:
             _preemption_cause(rec, row, woke, out)
+            if visit.group is not None and int(row[3]) not in rec.sysmon:
+                visit.working_ns += int(row[0]) - last_switch
+            last_switch = int(row[0])
+            ending = visit
             visit = _switch(rec, row, visit, sysmon_runs, out)
+            if visit is not ending:
+                _working_visit(rec, ending, int(row[0]), working_ended, out)
             continue
         if kind == WAKE:
             woke = row
@@ -263,7 +278,65 @@ def _switch(
         ran = "a working thread ran" if visit.working_ran else "no working thread ran"
         out[(rec.classes[ended], f"visits, {first}, {ran}")].append(1.0)
     sysmon = next_tid in rec.sysmon
-    return Visit(next_tgid, sysmon, not sysmon)
+    return Visit(next_tgid, sysmon, not sysmon, int(row[0]))
+
+
+def _working_visit(
+    rec: Recording, visit: Visit, end: int, ended: dict[int, int], out: Values
+) -> None:
+    """A node's visit is over: if a working thread ran in it, its time and the gap since
+    the group's last such visit."""
+    node = rec.node_of.get(visit.group) if visit.group is not None else None
+    if node is None or not visit.working_ran:
+        return
+    _visit_rows(rec.classes[node], visit.started, visit.working_ns, ended.get(visit.group), out)
+    ended[visit.group] = end
+
+
+def _visit_rows(cls: str, start: int, working_ns: int, last_end: int | None, out: Values) -> None:
+    out[(cls, VISIT_TIME)].append(working_ns / 1e3)
+    if last_end is not None:
+        out[(cls, VISIT_GAP)].append((start - last_end) / 1e3)
+
+
+VISIT_TIME = "working visits: the working threads' time on the CPU"
+VISIT_GAP = "working visits: gap since the group's last one ended"
+
+
+def model_visits(run: Path, hubs: int) -> tuple[Values, dict[str, int], float]:
+    """A model run's working visits (its recorded nodes' own waits for a core, each
+    followed by `ran_ns` on it) that start while it publishes: the values by class, how
+    many recorded nodes each class has, and the seconds read."""
+    table = run / "goroutine_waits.parquet"
+    if not table.exists():
+        raise SystemExit(
+            f"{run}: no goroutine_waits.parquet; run the model with [cpu] record_waits"
+        )
+    published = pl.read_parquet(run / "publishes.parquet")["t_publish_ns"]
+    start, end = int(published.filter(published >= 0).min()), int(published.max())
+    visits = (
+        pl.read_parquet(table).filter(pl.col("goroutine") == "node thread").sort("node", "t_ns")
+    )
+    classes = _classes(pl.read_parquet(run / "traffic.parquet"), hubs)
+    out: Values = defaultdict(list)
+    for (node,), rows in visits.group_by(["node"], maintain_order=True):
+        last_end: int | None = None
+        for t, ran in rows.select("t_ns", "ran_ns").iter_rows():
+            if start <= t < end:
+                _visit_rows(classes[node], t, ran, last_end, out)
+            last_end = t + ran
+    recorded = visits["node"].unique().to_list()
+    per_class = {c: sum(classes[n] == c for n in recorded) for c in ("hubs", "others")}
+    return out, per_class, (end - start) / 1e9
+
+
+def _classes(traffic: pl.DataFrame, hubs: int) -> dict[int, str]:
+    """The `hubs` nodes that received the most payload copies are hubs, the rest others."""
+    copies = (
+        traffic.filter(pl.col("kind") == "payload").group_by("node").agg(pl.col("msgs_recv").sum())
+    )
+    busiest = set(copies.sort("msgs_recv", descending=True)["node"].head(hubs).to_list())
+    return {int(n): "hubs" if n in busiest else "others" for n in copies["node"].to_list()}
 
 
 def sysmon_share(rec: Recording) -> float:
@@ -284,10 +357,14 @@ def report(rec: Recording) -> None:
         f"{span:.2f} s recorded; sysmon told apart for {len(rec.sysmon)} of "
         f"{len(rec.node_of)} nodes; per node and second, or p10 / p50 / p90 (µs):"
     )
+    _table(values, {c: rec.nodes_in(c) for c in ("hubs", "others")}, span)
+
+
+def _table(values: Values, nodes: dict[str, int], span: float) -> None:
     print("| class | what | per node per s | p10 / p50 / p90 |")
     print("|---|---|---:|---|")
     for (cls, what), v in sorted(values.items()):
-        rate = len(v) / span / max(rec.nodes_in(cls), 1)
+        rate = len(v) / span / max(nodes.get(cls, 0), 1)
         counted = ("visits", "wake-ups", "preempted after", "preempted in")
         spread = "" if what.startswith(counted) else _spread(v)
         print(f"| {cls} | {what} | {rate:,.1f} | {spread} |")
@@ -299,12 +376,20 @@ def _spread(values: list[float]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("scenario", type=Path)
-    parser.add_argument("-o", "--out", type=Path, required=True)
+    parser.add_argument("scenario", type=Path, nargs="?")
+    parser.add_argument("-o", "--out", type=Path)
     parser.add_argument("--window", type=float, default=3.0, help="seconds recorded")
     parser.add_argument("--hubs", type=int, default=10, help="nodes counted as hubs")
     parser.add_argument("--again", action="store_true", help="analyse the kept recording")
+    parser.add_argument("--model", type=Path, help="a model run's visits instead (record_waits)")
     args = parser.parse_args()
+    if args.model is not None:
+        values, nodes, span = model_visits(args.model, args.hubs)
+        print(f"{span:.2f} s of publishing; recorded nodes: {nodes}; per node and second (µs):")
+        _table(values, nodes, span)
+        return
+    if args.scenario is None or args.out is None:
+        parser.error("a scenario and -o are needed unless --model is given")
     args.out.mkdir(parents=True, exist_ok=True)
     folder = args.out / args.scenario.stem
     if not args.again:

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "bench"))
-from go_trace_schedule import median, parse, quantile, report, role_of
+from go_trace_schedule import NO_P, SCHEDULER, median, parse, quantile, report, role_of
 
 PUBSUB = "github.com/libp2p/go-libp2p-pubsub"
 
@@ -209,3 +209,24 @@ def test_system_calls_end_a_stretch_and_are_counted_apart() -> None:
     at = lines.index(next(line for line in lines if "running s" in line))
     assert lines[at + 1].split() == ["reader", "0.000", "1", "16.3%", "0", "0.000"]
     assert lines[at + 2].split() == ["yamux", "sendLoop", "0.000", "1", "83.7%", "1", "0.000"]
+
+
+def test_waits_by_who_readied_the_goroutine() -> None:
+    # In SAMPLE: G9 (event loop) readies G5 at 1300 (runs 1700) and G8 at 1350 (runs
+    # 1750); P0's scheduler readies G11 at 2300 (runs 2330) and G5 at 2400 (runs 2450).
+    # G12, readied at 5100, never runs. Created goroutines (NotExist->) count nowhere.
+    s = parse(SAMPLE.splitlines())
+    assert s.waits_by_readier() == {
+        "validator": {SCHEDULER: [50], "event loop": [400]},
+        "yamux recvLoop": {SCHEDULER: [30]},
+        "other": {"event loop": [400]},
+    }
+    # G11 blocks on the network at 2900; a thread holding no P (sysmon's netpoll)
+    # readies it at 3000; it runs at 3900.
+    blocks = _event(1, 0, 11, 2900, "GoID=11 Running->Waiting", why="network")
+    sysmon = blocks + _event(7, -1, -1, 3000, "GoID=11 Waiting->Runnable")
+    late = _event(1, 0, -1, 3900, "GoID=11 Runnable->Running")
+    s = parse((SAMPLE + sysmon + late).splitlines())
+    assert s.waits_by_readier()["yamux recvLoop"] == {NO_P: [900], SCHEDULER: [30]}
+    text = report("node-0", s)
+    assert "  yamux recvLoop  no P (sysmon)              1       0.9       0.9       0.9" in text

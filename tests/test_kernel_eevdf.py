@@ -21,10 +21,13 @@ from kernel_eevdf import (
     SWITCH,
     SWITCH_IN,
     SWITCH_OUT,
+    VISIT_GAP,
+    VISIT_TIME,
     WAKE,
     WAKING,
     Recording,
     load,
+    model_visits,
     read,
     sysmon_share,
 )
@@ -148,3 +151,58 @@ def test_a_recording_made_before_the_probe_read_where_threads_left_says_nothing_
     assert rec.events.shape == (len(EVENTS), 11) and (rec.events[:, 10] == 0).all()
     assert rec.classes == {0: "hubs", 1: "others"}
     assert not [k for k in read(rec) if k[1].startswith("preempted in")]
+
+
+def test_a_working_visit_counts_its_working_threads_time_not_sysmon_s() -> None:
+    # Node 0's sysmon alone (1-9 µs) is no working visit; node 1's thread runs 9-21 µs,
+    # node 0's 21-51 µs. Each group has one working visit: no gap yet.
+    values = read(_recording())
+    assert values[("others", VISIT_TIME)] == pytest.approx([12.0])
+    assert values[("hubs", VISIT_TIME)] == pytest.approx([30.0])
+    assert ("hubs", VISIT_GAP) not in values and ("others", VISIT_GAP) not in values
+
+
+def test_the_gap_runs_from_a_working_visit_s_end_to_the_next_one_s_start() -> None:
+    # Node 0's thread 0-10 µs, node 1's 10-30, node 0's sysmon 30-35 and thread 35-50.
+    rows = [
+        _switch(0, (0, 0), 0, (NODE0, NODE0), 0, 0),
+        _switch(10_000, (NODE0, NODE0), 1, (NODE1, NODE1), 0, 0),
+        _switch(30_000, (NODE1, NODE1), 1, (NODE0, SYSMON0), 0, 0),
+        _switch(35_000, (NODE0, SYSMON0), 1, (NODE0, NODE0), 0, 0),
+        _switch(50_000, (NODE0, NODE0), 1, (0, 0), 0, 0),
+    ]
+    rec = _recording()
+    rec.events = np.array(rows, dtype=np.int64)
+    values = read(rec)
+    assert values[("hubs", VISIT_TIME)] == pytest.approx([10.0, 15.0])
+    assert values[("hubs", VISIT_GAP)] == pytest.approx([20.0])
+    assert values[("others", VISIT_TIME)] == pytest.approx([20.0])
+
+
+def test_a_model_run_s_visits_are_its_node_thread_waits_and_time_on_the_core(
+    tmp_path: Path,
+) -> None:
+    # Node 0 runs from 1,000 ns for 100, from 1,500 for 200, from 5,000 for 50 (after the
+    # last publication at 4,000: not read); node 1 from 2,000 for 300. A goroutine's
+    # wait is no visit. Node 0 received more copies: with one hub, the hub.
+    pl.DataFrame(
+        {
+            "node": [0, 0, 0, 0, 1],
+            "goroutine": ["node thread"] * 3 + ["validator", "node thread"],
+            "t_ns": [1_000, 1_500, 5_000, 1_600, 2_000],
+            "wait_ns": [0] * 5,
+            "ran_ns": [100, 200, 50, None, 300],
+        },
+        schema_overrides={"ran_ns": pl.UInt64},
+    ).write_parquet(tmp_path / "goroutine_waits.parquet")
+    pl.DataFrame({"msg": [0, 1], "t_publish_ns": [1_000, 4_000]}).write_parquet(
+        tmp_path / "publishes.parquet"
+    )
+    pl.DataFrame({"node": [0, 1], "kind": ["payload"] * 2, "msgs_recv": [9, 1]}).write_parquet(
+        tmp_path / "traffic.parquet"
+    )
+    values, nodes, span = model_visits(tmp_path, hubs=1)
+    assert values[("hubs", VISIT_TIME)] == pytest.approx([0.1, 0.2])
+    assert values[("hubs", VISIT_GAP)] == pytest.approx([0.4])  # 1,500 - (1,000 + 100)
+    assert values[("others", VISIT_TIME)] == pytest.approx([0.3])
+    assert nodes == {"hubs": 1, "others": 1} and span == pytest.approx(3e-6)

@@ -157,13 +157,15 @@ pub const KIND_NAMES: [&str; 7] = [
 ];
 
 /// A recorded wait of a node's goroutine for its P, or of the node for a core: the
-/// goroutine's kind (`KIND_NAMES`), when the wait ended, and how long it was.
+/// goroutine's kind (`KIND_NAMES`), when the wait ended, and how long it was; for the
+/// node's own waits, how long it then held the core (0 for a goroutine's).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Waited {
     pub node: u32,
     pub kind: u8,
     pub at: Time,
     pub wait: Time,
+    pub ran: Time,
 }
 
 /// The kind under which a node's own waits for a core are recorded: its thread, made

@@ -70,10 +70,29 @@ struct Node {
     deadline: Time,
     lag: i64,
     /// When the node last became runnable (woke, or lost its core with work left), and
-    /// its waits from then to running on a core, when recorded (`cpu.record_waits`):
-    /// (when it ran, nanoseconds waited).
+    /// its waits from then to running on a core, when recorded (`cpu.record_waits`).
     ready_since: Time,
-    core_waits: Option<Vec<(Time, Time)>>,
+    core_waits: Option<Vec<CoreWait>>,
+}
+
+/// A recorded wait of a node for a core: when it ended (the node ran), how long it was,
+/// and how long the node then held the core (until it blocked, was preempted or used up
+/// its slice; 0 until it leaves).
+#[derive(Clone, Copy, Default)]
+struct CoreWait {
+    at: Time,
+    wait: Time,
+    ran: Time,
+}
+
+impl Node {
+    /// The node leaves its core at `now`: a recorded visit gets its length.
+    fn leave_core(&mut self, now: Time) {
+        self.running = false;
+        if let Some(visit) = self.core_waits.as_mut().and_then(|w| w.last_mut()) {
+            visit.ran = now - visit.at;
+        }
+    }
 }
 
 const IDLE: u32 = u32::MAX;
@@ -198,17 +217,15 @@ impl Slices {
                 kind: g.kind(),
                 at,
                 wait,
+                ran: 0,
             });
-            let cores = p
-                .core_waits
-                .iter()
-                .flatten()
-                .map(move |&(at, wait)| Waited {
-                    node,
-                    kind: NODE_THREAD,
-                    at,
-                    wait,
-                });
+            let cores = p.core_waits.iter().flatten().map(move |w| Waited {
+                node,
+                kind: NODE_THREAD,
+                at: w.at,
+                wait: w.wait,
+                ran: w.ran,
+            });
             goroutines.chain(cores)
         })
     }
@@ -327,7 +344,7 @@ impl Slices {
         let done = self.finish(h as u32, k as u32, now, used);
         debug_assert!(done.is_none(), "a piece preempted before it is done");
         let p = &mut self.procs[running as usize];
-        p.running = false;
+        p.leave_core(now);
         p.waiting = true;
         p.ready_since = now;
         let core = &mut self.hosts[h].cores[k];
@@ -401,7 +418,7 @@ impl Slices {
             self.keep_lag(h, node, now);
         }
         let p = &mut self.procs[node as usize];
-        p.running = false;
+        p.leave_core(now);
         if has_work {
             p.waiting = true;
             p.ready_since = now;
@@ -508,7 +525,12 @@ impl Slices {
         let p = &mut self.procs[node as usize];
         p.running = true;
         if let Some(waits) = &mut p.core_waits {
-            waits.push((now, now - p.ready_since));
+            let wait = now - p.ready_since;
+            waits.push(CoreWait {
+                at: now,
+                wait,
+                ran: 0,
+            });
         }
         // Placed or requeued with a deadline one slice on (`place`, `next`).
         let left = p.deadline - p.vruntime;

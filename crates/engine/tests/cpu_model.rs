@@ -311,6 +311,46 @@ fn a_slice_runs_on_to_the_kernel_s_next_tick() {
     assert_eq!(got, vec![(vec![0, 4], 119), (vec![2, 3], 120)]);
 }
 
+/// The same leaves: how long each held the core after each of its waits (ms), with the
+/// kernel's tick every 4 ms (CONFIG_HZ=250) or HRTICK.
+fn leaves_on_the_core(slice: u64, hrtick: bool) -> Vec<Vec<u64>> {
+    let patch = json!({"cpu": {
+        "nodes_per_host": 3, "cores": 1, "time_slice_ns": slice, "hrtick": hrtick,
+        "per_copy_ns": 5 * MS, "record_waits": [1, 2]
+    }});
+    let c = config(3, "floodsub", 10 * MS, 2 * S, 1, patch);
+    let mut sim = Simulation::new(&c, &star(2), &messages(0, 100 * MS, 0, 1, 100)).unwrap();
+    sim.run();
+    let waits = sim.goroutine_waits();
+    let thread = gossiplab_engine::goroutines::NODE_THREAD;
+    [1, 2]
+        .map(|leaf| {
+            let own = waits.iter().filter(|w| w.node == leaf && w.kind == thread);
+            own.map(|w| w.ran / MS).collect()
+        })
+        .into()
+}
+
+#[test]
+fn a_node_s_time_on_the_core_after_each_wait_ends_when_it_leaves() {
+    // As above, ticks every 4 ms: leaf 1 runs 110-112 and 116-119 (blocked: done), leaf 2
+    // 112-116 and 119-120. With HRTICK they alternate 1 ms slices from 110 to 120.
+    assert_eq!(leaves_on_the_core(MS, false), vec![vec![2, 3], vec![4, 1]]);
+    assert_eq!(leaves_on_the_core(MS, true), vec![vec![1; 5], vec![1; 5]]);
+    // Goroutine waits have no time on the core of their own.
+    let patch = json!({"cpu": {
+        "nodes_per_host": 3, "cores": 1, "per_copy_ns": 5 * MS, "record_waits": [1]
+    }});
+    let c = config(3, "floodsub", 10 * MS, 2 * S, 1, patch);
+    let mut sim = Simulation::new(&c, &star(2), &messages(0, 100 * MS, 0, 1, 100)).unwrap();
+    sim.run();
+    let thread = gossiplab_engine::goroutines::NODE_THREAD;
+    assert!(sim
+        .goroutine_waits()
+        .iter()
+        .all(|w| w.kind == thread || w.ran == 0));
+}
+
 #[test]
 fn leaves_sharing_the_core_in_slices_wait_a_slice_each_turn() {
     // Slices of 1 ms ended on time (HRTICK): the leaves alternate, leaf 1 in 110-111,

@@ -241,18 +241,20 @@ impl Engine {
     }
 }
 
-/// node, goroutine (kind codes, `goroutine_names`), t_ns (when the wait ended) and
-/// wait_ns columns.
+/// node, goroutine (kind codes, `goroutine_names`), t_ns (when the wait ended), wait_ns
+/// and ran_ns (how long a node then held its core; 0 for a goroutine) columns.
 fn goroutine_waits<'py>(py: Python<'py>, waits: &[Waited]) -> PyResult<Bound<'py, PyDict>> {
     let node: Vec<u32> = waits.iter().map(|w| w.node).collect();
     let kind: Vec<u8> = waits.iter().map(|w| w.kind).collect();
     let at: Vec<i64> = waits.iter().map(|w| w.at as i64).collect();
     let wait: Vec<u64> = waits.iter().map(|w| w.wait).collect();
+    let ran: Vec<u64> = waits.iter().map(|w| w.ran).collect();
     let d = PyDict::new(py);
     d.set_item("node", PyBytes::new(py, &to_le(&node, u32::to_le_bytes)))?;
     d.set_item("goroutine", PyBytes::new(py, &kind))?;
     d.set_item("t_ns", PyBytes::new(py, &to_le(&at, i64::to_le_bytes)))?;
     d.set_item("wait_ns", PyBytes::new(py, &to_le(&wait, u64::to_le_bytes)))?;
+    d.set_item("ran_ns", PyBytes::new(py, &to_le(&ran, u64::to_le_bytes)))?;
     Ok(d)
 }
 

@@ -219,13 +219,16 @@ SCHEMAS: dict[str, pa.Schema] = {
     # The model's run-queue waits of the goroutines of the nodes in [cpu] record_waits: one
     # row per wait, from becoming runnable to running (Go's trace: Runnable to Running);
     # goroutine "node thread": the node's own waits for a core of its host; t_ns is when
-    # the wait ended (the goroutine, or the node, ran).
+    # the wait ended (the goroutine, or the node, ran). ran_ns: how long the node then
+    # held the core, until it blocked, was preempted or used up its slice (node thread
+    # rows; null for a goroutine's).
     "goroutine_waits": pa.schema(
         [
             ("node", pa.uint32()),
             ("goroutine", pa.string()),
             ("t_ns", pa.int64()),
             ("wait_ns", pa.uint64()),
+            ("ran_ns", pa.uint64()),
         ]
     ),
     # One row per node: where it is and what kind of node it is ("" when the scenario has

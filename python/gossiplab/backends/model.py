@@ -355,6 +355,9 @@ def tables_from_engine(raw: dict[str, Any]) -> RunTables:
                 )
             },
         )
+        # Only a node's own waits have a time on the core after them.
+        on_core = pl.when(pl.col("goroutine") == "node thread").then(pl.col("ran_ns"))
+        goroutine_waits = goroutine_waits.with_columns(on_core.alias("ran_ns"))
     return RunTables(
         publishes=_frame("publishes", raw["publishes"], {}),
         deliveries=deliveries,
