@@ -61,6 +61,7 @@ UNITS[format_rate] = "rate"
 # Defaults that follow from other fields; their cells explain the rule instead of a value.
 DERIVED = {
     ("topology", "seed"): "the scenario `seed`",
+    ("workload", "seed"): "the scenario `seed`",
     ("workload", "duration"): "`messages / rate`",
     ("network.classes", "name"): "the preset's name",
     ("network.classes", "share"): "required",

@@ -124,6 +124,20 @@ def test_deterministic_and_seed_dependent() -> None:
     assert other != build_schedule(scenario({"messages": 100}), 20)
 
 
+def test_the_workload_seed_fixes_the_schedule_whatever_the_scenario_seed() -> None:
+    poisson = {"messages": 100, "arrival": "poisson"}
+    # The scenario seed 4 alone draws the same schedule as seed 9 with [workload] seed 4.
+    alone = build_schedule(scenario(poisson, seed=4), 20)
+    pinned = build_schedule(scenario({**poisson, "seed": 4}, seed=9), 20)
+    assert pinned == alone
+    assert build_schedule(scenario(poisson, seed=9), 20) != alone
+
+
+def test_a_workload_seed_out_of_range_is_refused_by_name() -> None:
+    with pytest.raises(ScenarioError, match="workload.seed"):
+        scenario({"messages": 10, "seed": -1})
+
+
 def test_schedule_is_read_only() -> None:
     schedule: Schedule = build_schedule(scenario({"messages": 3}), 20)
     with pytest.raises(ValueError):

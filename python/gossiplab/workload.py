@@ -77,12 +77,18 @@ class Schedule:
     __hash__ = None  # type: ignore[assignment]  # mutable-looking arrays: not hashable
 
 
+def schedule_seed(s: Scenario) -> int:
+    """The seed the publication schedule is drawn from: `[workload] seed`, else the
+    scenario's."""
+    return s.seed if s.workload.seed is None else s.workload.seed
+
+
 def _batch_starts_ns(s: Scenario, batches: int) -> np.ndarray:
     w = s.workload
     if w.arrival == "uniform":
         offsets = [batch_offset_ns(j, w.batch, w.rate) for j in range(batches)]
         return w.warmup + np.array(offsets, dtype=np.int64)
-    rng = SplitMix64(stream_seed(s.seed, "workload", ARRIVAL_STREAM_INDEX))
+    rng = SplitMix64(stream_seed(schedule_seed(s), "workload", ARRIVAL_STREAM_INDEX))
     mean_gap_ns = NS_PER_SECOND * w.batch / w.rate
     starts = np.empty(batches, dtype=np.int64)
     t = w.warmup  # the first batch goes out when warm-up ends, as with uniform arrival
@@ -97,7 +103,7 @@ def _batch_starts_ns(s: Scenario, batches: int) -> np.ndarray:
 def _publishers(s: Scenario, nodes: int, batches: int) -> np.ndarray:
     w = s.workload
     pool = list(range(nodes)) if w.publishers == "random" else list(w.publishers)
-    rng = SplitMix64(stream_seed(s.seed, "workload", PUBLISHER_STREAM_INDEX))
+    rng = SplitMix64(stream_seed(schedule_seed(s), "workload", PUBLISHER_STREAM_INDEX))
     chosen: list[int] = []
     for j in range(batches):
         in_batch = min(w.batch, w.messages - j * w.batch)

@@ -82,6 +82,9 @@ class WorkloadConfig(Section):
     # (studies send a few first to open TCP windows).
     exclude_first: int = Field(default=0, ge=0, le=MAX_U32)
     cooldown: Duration = 10 * NS_PER_SECOND
+    # The schedule's own seed (Poisson gaps, random publishers), so that the scenario's
+    # seed can vary the protocol's randomness over one schedule; unset: the scenario's.
+    seed: int | None = Field(default=None, ge=0, le=MAX_SEED)
     # Present: every message is a group of parts (gossipsub v1.3 partial messages), and
     # `size` is the group's full size (see PartialConfig.full_size).
     partial: PartialConfig | None = None
