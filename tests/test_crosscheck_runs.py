@@ -76,8 +76,16 @@ def test_verdicts_give_the_runs_own_spread_beside_the_model_s_deviation() -> Non
     values = {"per-receipt latency p50": (75.0, 70.0)}
     runs = {"per-receipt latency p50": (60.0, 70.0, 100.0)}
     drops = [{"drops": {"by_kind": {"payload": {r: 1}}}} for r in ("a", "b", "b")]
-    found = {v.metric: v for v in verdicts(values, drops[0], drops, runs)}
+    found = {v.metric: v for v in verdicts(values, drops[:1], drops, runs)}
     p50 = found["per-receipt latency p50"]
     assert (p50.deviation, p50.within, p50.spread, p50.inside) == ("7.1%", True, "42.9%", True)
     reason = found["main drop reason"]
     assert (reason.partner, reason.within, reason.spread) == ("b", False, "2 of 3 runs")
+
+
+def test_the_model_s_drop_reason_is_its_seeds_most_common() -> None:
+    # Model seeds: a, b, b (b, 2 of 3); real runs: b, b, a (b).
+    seeds = [{"drops": {"by_kind": {"payload": {r: 1}}}} for r in ("a", "b", "b")]
+    real = [{"drops": {"by_kind": {"payload": {r: 1}}}} for r in ("b", "b", "a")]
+    reason = {v.metric: v for v in verdicts({}, seeds, real)}["main drop reason"]
+    assert (reason.model, reason.partner, reason.within) == ("b (2 of 3 seeds)", "b", True)

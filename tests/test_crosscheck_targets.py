@@ -50,7 +50,7 @@ def test_each_target_is_judged_at_its_tolerance() -> None:
         "delivery ratio": (0.928, 0.997),  # 6.9 points: in
     }
     found = verdicts(
-        values, _summary({"validation-queue-full": 5}), [_summary({"outbound-queue-full": 9})]
+        values, [_summary({"validation-queue-full": 5})], [_summary({"outbound-queue-full": 9})]
     )
     within = {v.metric: v.within for v in found}
     assert within == {
@@ -67,5 +67,5 @@ def test_each_target_is_judged_at_its_tolerance() -> None:
 
 
 def test_a_missing_value_is_not_judged() -> None:
-    found = verdicts({}, _summary({}), [_summary({})])
+    found = verdicts({}, [_summary({})], [_summary({})])
     assert [v.within for v in found] == [None] * 5 + [True]

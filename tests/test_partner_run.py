@@ -180,3 +180,62 @@ def test_resume_keeps_the_finished_real_runs_and_runs_the_model_again(tmp_path: 
     other = SCENARIO.replace("seed = 3", "seed = 4")
     with pytest.raises(GossiplabError, match=r"--resume: .*testbed is not a run of this scenario"):
         run_crosscheck(_write(tmp_path, "other.toml", other), out, resume=True)
+
+
+SPREAD = """
+name = "partner-spread"
+seed = 3
+backend = "model"
+[topology]
+kind = "random-regular"
+nodes = 12
+degree = 3
+[network]
+latency = "10ms"
+[workload]
+messages = 6
+rate = "5/s"
+warmup = "2s"
+cooldown = "1s"
+[cpu]
+per_copy = "2ms"
+sigma = 1.0
+"""
+
+
+def test_model_seeds_compare_the_median_of_the_model_s_runs(tmp_path: Path) -> None:
+    # Validation draws its time from the scenario's seed (sigma = 1): the model with
+    # seeds 3, 4 and 5, each run here on its own on the scenario's graph (topology seed
+    # 3) and schedule ([workload] seed 3), gives the crosscheck's model values.
+    real = _as_testbed_run(tmp_path, SPREAD, "real")
+    alone = []
+    for seed in (3, 4, 5):
+        text = (
+            SPREAD.replace("seed = 3", f"seed = {seed}")
+            .replace("[workload]", "[workload]\nseed = 3")
+            .replace("[topology]", "[topology]\nseed = 3")
+        )
+        folder = tmp_path / f"alone-{seed}"
+        run(load_scenario(_write(tmp_path, f"alone-{seed}.toml", text)), folder)
+        summary = json.loads((folder / "summary.json").read_text())
+        alone.append(summary["receipt_latency_ms"]["p50"])
+    assert len(set(alone)) == 3, alone  # the seeds do change the model's latency
+    scenario = _write(tmp_path, "spread.toml", SPREAD)
+    result = run_crosscheck(scenario, tmp_path / "xc", partner_runs=[real], model_seeds=3)
+    assert all((tmp_path / "xc" / name).is_dir() for name in ("model", "model-2", "model-3"))
+    p50 = {r.metric: r for r in result.rows}["per-receipt latency p50"]
+    assert p50.model_runs == tuple(alone)
+    assert p50.model == sorted(alone)[1]
+    assert "| metric | model (median of 3 seeds) | testbed | testbed vs model |" in result.markdown
+    assert "model seeds (min - max)" in result.markdown
+    assert "--model-seeds 3" in result.markdown
+    # Resumed with two seeds: every model folder made again, none left over.
+    (tmp_path / "xc" / "model-3" / "stale").touch()
+    again = run_crosscheck(scenario, tmp_path / "xc", partner_runs=[real], resume=True,
+                           model_seeds=2)  # fmt: skip
+    assert not (tmp_path / "xc" / "model-3").exists()
+    assert {r.metric: r for r in again.rows}["per-receipt latency p50"].model_runs == tuple(
+        alone[:2]
+    )
+    with pytest.raises(GossiplabError, match="--model-seeds 0: run the model at least once"):
+        run_crosscheck(scenario, tmp_path / "xc0", partner_runs=[real], model_seeds=0)

@@ -134,7 +134,7 @@ def test_the_workload_seed_fixes_the_schedule_whatever_the_scenario_seed() -> No
 
 
 def test_a_workload_seed_out_of_range_is_refused_by_name() -> None:
-    with pytest.raises(ScenarioError, match="workload.seed"):
+    with pytest.raises(ScenarioError, match=r"workload\.seed"):
         scenario({"messages": 10, "seed": -1})
 
 

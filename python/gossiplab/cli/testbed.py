@@ -75,6 +75,15 @@ def crosscheck(
             show_default=False,
         ),
     ] = None,
+    model_seeds: Annotated[
+        int,
+        typer.Option(
+            "--model-seeds",
+            help="Run the model with this many protocol seeds (the scenario's seed and the "
+            "next ones, on its graph and publication schedule) and compare their median, "
+            "with their range.",
+        ),
+    ] = 1,
 ) -> None:
     """Run a scenario on the model and on a real backend and compare them side by side."""
     from gossiplab.backends.testbed.crosscheck import PARTNERS, run_crosscheck
@@ -93,6 +102,7 @@ def crosscheck(
             partner_runs=partner_run or [],
             runs=runs,
             resume=resume,
+            model_seeds=model_seeds,
         )
         out.print(result.markdown, markup=False, highlight=False)
         out.print(f"results: {result.out_dir}")

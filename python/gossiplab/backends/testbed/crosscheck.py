@@ -70,6 +70,7 @@ class Row:
     partner: float | None  # the real backend's value (the median, over several runs)
     unit: str = ""
     partner_runs: tuple[float | None, ...] = ()  # each real run's value, with several
+    model_runs: tuple[float | None, ...] = ()  # each model seed's value, with several
 
     @property
     def relative(self) -> float | None:
@@ -192,45 +193,60 @@ def _rel(value: float | None) -> str:
     return "-" if value is None else f"{value:+.1%}"
 
 
-def _real_runs_in(rows: list[Row]) -> int:
-    return max((len(r.partner_runs) for r in rows), default=1)
+@dataclass(frozen=True)
+class Counts:
+    """How many runs each side of the table stands for: the model's seeds, the real runs."""
+
+    seeds: int
+    runs: int
+
+    @staticmethod
+    def of(rows: list[Row]) -> Counts:
+        seeds = max((len(r.model_runs) for r in rows), default=1)
+        return Counts(max(seeds, 1), max((len(r.partner_runs) for r in rows), default=1))
+
+    @property
+    def extra_columns(self) -> int:
+        return (self.seeds > 1) + (self.runs > 1)
 
 
-def _header(rows: list[Row], partner: str) -> list[str]:
-    count = _real_runs_in(rows)
-    if count == 1:
-        return ["metric", "model", partner, f"{partner} vs model"]
-    return [
-        "metric",
-        "model",
-        f"{partner} (median of {count} runs)",
-        f"{partner} vs model",
-        f"{partner} runs (min - max)",
-    ]
+def _header(counts: Counts, partner: str) -> list[str]:
+    model = f"model (median of {counts.seeds} seeds)" if counts.seeds > 1 else "model"
+    real = f"{partner} (median of {counts.runs} runs)" if counts.runs > 1 else partner
+    cells = ["metric", model, real, f"{partner} vs model"]
+    if counts.seeds > 1:
+        cells.append("model seeds (min - max)")
+    if counts.runs > 1:
+        cells.append(f"{partner} runs (min - max)")
+    return cells
 
 
-def _range(r: Row) -> str:
-    known = [v for v in r.partner_runs if v is not None]
+def _range(values: tuple[float | None, ...], unit: str) -> str:
+    known = [v for v in values if v is not None]
     if not known:
         return "-"
-    return f"{_fmt(min(known), r.unit)} - {_fmt(max(known), r.unit)}"
+    return f"{_fmt(min(known), unit)} - {_fmt(max(known), unit)}"
 
 
-def _cells(r: Row, several_runs: bool) -> list[str]:
+def _cells(r: Row, counts: Counts) -> list[str]:
     name = f"{r.metric} ({r.unit})" if r.unit else r.metric
     cells = [name, _fmt(r.model, r.unit), _fmt(r.partner, r.unit), _rel(r.relative)]
-    return [*cells, _range(r)] if several_runs else cells
+    if counts.seeds > 1:
+        cells.append(_range(r.model_runs, r.unit))
+    if counts.runs > 1:
+        cells.append(_range(r.partner_runs, r.unit))
+    return cells
 
 
 def markdown(rows: list[Row], command: str, partner: str = DEFAULT_PARTNER) -> str:
-    several_runs = _real_runs_in(rows) > 1
+    counts = Counts.of(rows)
     lines = [
         f"`{command}`",
         "",
-        "| " + " | ".join(_header(rows, partner)) + " |",
-        "|---|---:|---:|---:|" + "---:|" * several_runs,
+        "| " + " | ".join(_header(counts, partner)) + " |",
+        "|---|---:|---:|---:|" + "---:|" * counts.extra_columns,
     ]
-    lines += ["| " + " | ".join(_cells(r, several_runs)) + " |" for r in rows]
+    lines += ["| " + " | ".join(_cells(r, counts)) + " |" for r in rows]
     return "\n".join(lines) + "\n"
 
 
@@ -334,12 +350,12 @@ def _page(
 ) -> str:
     cdfs, over_time_figure = (_embedded(f) for f in figures)
     targets_table, over_time_table, hops_table = tables
-    several_runs = _real_runs_in(rows) > 1
+    counts = Counts.of(rows)
     body = "".join(
-        "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in _cells(r, several_runs)) + "</tr>"
+        "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in _cells(r, counts)) + "</tr>"
         for r in rows
     )
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in _header(rows, partner))
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in _header(counts, partner))
     info = runs[partner].get(partner, {})
     facts = _simnet_facts(info) if partner == "simnet" else _testbed_facts(info)
     facts += [
@@ -378,6 +394,24 @@ to the node's own: the nodes slowest in either backend, where copies wait past c
 """
 
 
+def _model_tables(
+    out: Path,
+    modelled: list[str],
+    first_real: str,
+    summaries: dict[str, dict[str, Any]],
+    partial: bool,
+) -> list[list[Row]]:
+    """Each model seed's rows against the first real run: its values by metric."""
+    hops_seen = several.last_delivery_hops([summaries[m] for m in modelled])
+    tables = []
+    for name in modelled:
+        rows = table_rows(summaries[name], summaries[first_real], hops_seen)
+        if partial:
+            rows += partial_rows(out / name, out / first_real)
+        tables.append(rows)
+    return tables
+
+
 def _real_runs(runs: int | None, partner_runs: Sequence[Path]) -> int:
     """How many real runs the crosscheck compares: `runs`, or one per finished run given."""
     count = max(1, len(partner_runs)) if runs is None else runs
@@ -391,10 +425,14 @@ def _real_runs(runs: int | None, partner_runs: Sequence[Path]) -> int:
     return count
 
 
-def _command(scenario: str | Path, against: str, runs: int, partner_runs: Sequence[Path]) -> str:
+def _command(
+    scenario: str | Path, against: str, counts: Counts, partner_runs: Sequence[Path]
+) -> str:
     option = "" if against == DEFAULT_PARTNER else f" --against {against}"
-    if runs > max(1, len(partner_runs)):
-        option += f" --runs {runs}"
+    if counts.runs > max(1, len(partner_runs)):
+        option += f" --runs {counts.runs}"
+    if counts.seeds > 1:
+        option += f" --model-seeds {counts.seeds}"
     option += "".join(f" --partner-run {folder}" for folder in partner_runs)
     return f"gossiplab crosscheck{option} {scenario}"
 
@@ -409,12 +447,14 @@ def run_crosscheck(
     partner_runs: Sequence[Path] = (),
     runs: int | None = None,
     resume: bool = False,
+    model_seeds: int = 1,
 ) -> CrosscheckResult:
-    """Run ``scenario`` on the model and ``runs`` times on ``against`` (default: once,
-    or once per finished run given); ``bar(backend)``, if given, is a progress bar for
-    each run (the CLI's). Each of ``partner_runs`` (finished runs of ``against`` on the
-    same scenario) stands for one of the real runs; the rest are run. With ``resume``
-    the real runs an earlier, interrupted crosscheck finished in ``out_dir`` are kept."""
+    """Run ``scenario`` on the model (with ``model_seeds`` protocol seeds, on one graph
+    and schedule) and ``runs`` times on ``against`` (default: once, or once per finished
+    run given); ``bar(backend)``, if given, is a progress bar for each run (the CLI's).
+    Each of ``partner_runs`` (finished runs of ``against`` on the same scenario) stands
+    for one of the real runs; the rest are run. With ``resume`` the real runs an earlier,
+    interrupted crosscheck finished in ``out_dir`` are kept."""
     s = load_scenario(scenario)
     check_both(s, against)
     count = _real_runs(runs, partner_runs)
@@ -424,43 +464,57 @@ def run_crosscheck(
         stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M%S")
         out_dir = RESULTS_ROOT / f"{s.name}-crosscheck-{stamp}"
     out = Path(out_dir)
+    seeds = several.seeded(variant(s, "model"), model_seeds)
     prepare_folder(out, force, resume, partner_runs)
+    modelled = several.folder_names("model", len(seeds))
     real = several.folder_names(against, count)
+
+    def progress_of(name: str) -> AbstractContextManager[ProgressCallback | None]:
+        return bar(name) if bar is not None else contextlib.nullcontext()
+
     summaries = {}
-    for k, backend in enumerate(["model", *real]):
-        kept = finished_run(out / backend, variant(s, against), against) if resume and k else None
+    for name, seeded in zip(modelled, seeds, strict=True):
+        with progress_of(name) as progress:
+            summaries[name] = run(seeded, out / name, progress=progress).summary
+    for k, backend in enumerate(real, start=1):
+        kept = finished_run(out / backend, variant(s, against), against) if resume else None
         if kept is not None:
             summaries[backend] = kept
-            continue
-        if 0 < k <= len(partner_runs):
+        elif k <= len(partner_runs):
             summaries[backend] = adopt(Path(partner_runs[k - 1]), out / backend)
-            continue
-        with bar(backend) if bar is not None else contextlib.nullcontext() as progress:
-            run_of = variant(s, "model" if k == 0 else against)
-            summaries[backend] = run(run_of, out / backend, progress=progress).summary
+        else:
+            with progress_of(backend) as progress:
+                run_of = variant(s, against)
+                summaries[backend] = run(run_of, out / backend, progress=progress).summary
+    model_summaries = [summaries[m] for m in modelled]
     partner_summaries = [summaries[b] for b in real]
-    hops_seen = several.last_delivery_hops([summaries["model"], *partner_summaries])
+    hops_seen = several.last_delivery_hops([*model_summaries, *partner_summaries])
     rows = several.merged(
-        [table_rows(summaries["model"], summary, hops_seen) for summary in partner_summaries]
+        [table_rows(model_summaries[0], summary, hops_seen) for summary in partner_summaries]
     )
-    if s.workload.partial is not None and s.workload.partial.enabled:
+    partial = s.workload.partial is not None and s.workload.partial.enabled
+    if partial:
         rows += several.merged([partial_rows(out / "model", out / b) for b in real])
-    command = _command(scenario, against, count, partner_runs)
+    if len(modelled) > 1:
+        tables = _model_tables(out, modelled, real[0], summaries, partial)
+        rows = several.with_model_runs(rows, tables)
+    counts = Counts.of(rows)
+    command = _command(scenario, against, counts, partner_runs)
     backends = ("model", against)
-    every_run = measure_each({b: out / b for b in ["model", *real]})
+    every_run = measure_each({b: out / b for b in [*modelled, *real]})
     measured = {b: every_run[b] for b in backends}
     by_time_frames = over_time.by_backend(measured)
     by_time = over_time.side_by_side(by_time_frames)
     hop_in = hops.side_by_side(measured)
     values = {r.metric: (r.model, r.partner) for r in rows}
     each_run = {r.metric: r.partner_runs for r in rows}
-    verdicts = targets.verdicts(values, summaries["model"], partner_summaries, each_run)
+    verdicts = targets.verdicts(values, model_summaries, partner_summaries, each_run)
     node_cpus = len(s.testbed.node_cpus) if s.testbed.node_cpus else None
     speed = speed_note(s.cpu.costs == "measured", node_cpus, summaries["model"], summaries[against])
     first_only = (
-        f"\nBy time of publication and the hop into each node: the first {against} run "
-        f"(`{against}/`).\n"
-        if count > 1
+        f"\nBy time of publication and the hop into each node: the model's first seed "
+        f"(`model/`) and the first {against} run (`{against}/`).\n"
+        if count > 1 or len(modelled) > 1
         else ""
     )
     text = (
@@ -485,6 +539,7 @@ def run_crosscheck(
                     against: r.partner,
                     "relative": r.relative,
                     f"{against}_runs": list(r.partner_runs),
+                    "model_runs": list(r.model_runs),
                 }
                 for r in rows
             ],

@@ -1,4 +1,5 @@
-"""Several runs of the real backend in one crosscheck (`crosscheck --runs N`).
+"""Several runs of the real backend in one crosscheck (`crosscheck --runs N`), and of the
+model with several protocol seeds (`crosscheck --model-seeds N`).
 
 Real nodes sharing a host's cores do not give the same latency twice: near saturation a
 little more or less of the machine's speed decides how long their queues grow, and one
@@ -7,6 +8,11 @@ from the real backend's own. With several runs the crosscheck compares the model
 their median, metric by metric, shows their range, and judges each target also by the
 runs' own spread: each run's largest distance from their median, measured as the
 target measures the model's.
+
+The model has a spread of its own: gossipsub's random choices (mesh members, gossip
+targets, the event loop's select) and the CPU costs' draws follow the scenario's seed.
+With several seeds, on the scenario's graph and publication schedule (their own seeds
+kept), the model's value is the median of its runs too, with their range beside it.
 """
 
 from __future__ import annotations
@@ -16,13 +22,44 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from gossiplab.errors import GossiplabError
+from gossiplab.scenario.base import MAX_SEED
+from gossiplab.workload import schedule_seed
+
 if TYPE_CHECKING:
     from gossiplab.backends.testbed.crosscheck import Row
+    from gossiplab.scenario import Scenario
 
 
 def folder_names(partner: str, runs: int) -> list[str]:
     """Each real run's folder in the crosscheck's: `testbed/`, then `testbed-2/`, ..."""
     return [partner if k == 1 else f"{partner}-{k}" for k in range(1, runs + 1)]
+
+
+def seeded(s: Scenario, count: int) -> list[Scenario]:
+    """The model's runs of `s` with `count` protocol seeds: the scenario's seed, the next
+    and so on, each on the scenario's graph and schedule (`[topology]` already holds its
+    resolved seed; `[workload] seed` is pinned to the schedule's)."""
+    if count < 1:
+        raise GossiplabError(f"--model-seeds {count}: run the model at least once")
+    if s.seed + count - 1 > MAX_SEED:
+        raise GossiplabError(
+            f"--model-seeds {count}: seeds from {s.seed} on pass {MAX_SEED}; lower the "
+            "scenario's seed"
+        )
+    pinned = s.workload.model_copy(update={"seed": schedule_seed(s)})
+    return [s.model_copy(update={"seed": s.seed + k, "workload": pinned}) for k in range(count)]
+
+
+def with_model_runs(rows: Sequence[Row], model_tables: Sequence[Sequence[Row]]) -> list[Row]:
+    """`rows` with the model's value the median of its seeds' (one table per seed, against
+    the same real run), each seed's value kept."""
+    by_seed = [{r.metric: r.model for r in table} for table in model_tables]
+    found = []
+    for row in rows:
+        values = tuple(seed.get(row.metric) for seed in by_seed)
+        found.append(replace(row, model=median(values), model_runs=values))
+    return found
 
 
 def median(values: Sequence[float | None]) -> float | None:

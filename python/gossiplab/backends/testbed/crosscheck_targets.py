@@ -81,13 +81,13 @@ def _distance(off: float | None, kind: str) -> str:
 
 def verdicts(
     values: dict[str, tuple[float | None, float | None]],
-    model_summary: dict[str, Any],
+    model_summaries: Sequence[dict[str, Any]],
     partner_summaries: Sequence[dict[str, Any]],
     runs: Mapping[str, Sequence[float | None]] | None = None,
 ) -> list[Verdict]:
-    """The targets checked on the crosscheck's values by metric: (model, real), the real
-    value being the median of the real runs whose summaries are given; `runs`: each
-    real run's value by metric, for the runs' own spread."""
+    """The targets checked on the crosscheck's values by metric: (model, real), each
+    the median of the runs whose summaries are given (the model's seeds, the real runs);
+    `runs`: each real run's value by metric, for the runs' own spread."""
     runs = runs or {}
     found = []
     for metric, tolerance, kind in TARGETS:
@@ -107,10 +107,13 @@ def verdicts(
                 own, several.inside(model, each),
             )
         )  # fmt: skip
-    ours = main_drop_reason(model_summary)
+    ours, seeds_agreeing = several.most_common([main_drop_reason(s) for s in model_summaries])
     theirs, agreeing = several.most_common([main_drop_reason(s) for s in partner_summaries])
+    shown = ours
+    if len(model_summaries) > 1:
+        shown += f" ({seeds_agreeing} of {len(model_summaries)} seeds)"
     own = f"{agreeing} of {len(partner_summaries)} runs" if len(partner_summaries) > 1 else ""
-    found.append(Verdict(DROP_REASON, "the same", ours, theirs, "", ours == theirs, own))
+    found.append(Verdict(DROP_REASON, "the same", shown, theirs, "", ours == theirs, own))
     return found
 
 

@@ -81,8 +81,8 @@ def adopt(folder: Path, destination: Path) -> dict[str, Any]:
 
 def prepare_folder(out: Path, force: bool, resume: bool, partner_runs: Sequence[Path]) -> None:
     """Make the crosscheck's folder: replaced only with `force`, never when a finished
-    run to be compared lies inside it; kept with `resume` but for the model's run,
-    which is made again."""
+    run to be compared lies inside it; kept with `resume` but for the model's runs
+    (`model/`, `model-2/`, ...), which are made again."""
     if force and resume:
         raise GossiplabError("--force replaces the folder, --resume keeps it: pass one of them")
     for folder in partner_runs:
@@ -92,7 +92,9 @@ def prepare_folder(out: Path, force: bool, resume: bool, partner_runs: Sequence[
                 "is replaced: copy the run elsewhere first, or choose another -o"
             )
     if out.exists() and resume:
-        shutil.rmtree(out / "model", ignore_errors=True)
+        for folder in out.glob("model*"):
+            if folder.name == "model" or folder.name.startswith("model-"):
+                shutil.rmtree(folder, ignore_errors=True)
         return
     if out.exists():
         if not force:
