@@ -9,7 +9,7 @@ from typing import Any
 import polars as pl
 import pytest
 
-from gossiplab.analysis.cpu_use import cpu_at, cpu_while_publishing
+from gossiplab.analysis.cpu_use import cpu_at, cpu_text, cpu_while_publishing
 from gossiplab.analysis.tables import from_rows
 from gossiplab.backends.testbed.crosscheck import table_rows
 from gossiplab.runner import run
@@ -26,7 +26,7 @@ def _publishes(*times_ns: int) -> pl.DataFrame:
 def _resources(rows: list[tuple[int, int, float]]) -> pl.DataFrame:
     # As the model writes it: no memory, syscalls or switches.
     return from_rows(
-        "resources", [(node, t, cpu, None, None, None, None, None) for node, t, cpu in rows]
+        "resources", [(node, t, cpu, None, None, None, None, None, None) for node, t, cpu in rows]
     )
 
 
@@ -66,6 +66,29 @@ def test_cpu_while_publishing_spans_the_first_to_the_last_publication() -> None:
     assert cpu["cores_all_nodes"] == pytest.approx(1.125)
     assert cpu["cores_per_node_mean"] == pytest.approx(0.5625)
     assert cpu["cores_per_node_max"] == pytest.approx(0.875)
+
+
+def test_the_sysmon_threads_part_is_read_as_the_cpu_is() -> None:
+    # Node 0's sysmon ran 0.1 s in each second: 0.1 cores over 0.75 s - 1.75 s; node 2's
+    # 0.05 between its two samples, which are the window's bounds. Node 1 left out.
+    rows = [
+        (node, t, cpu, None, None, None, None, None, sysmon)
+        for node, t, cpu, sysmon in [
+            (0, 0, 0.0, 0.0),
+            (0, 1 * S, 0.5, 0.1),
+            (0, 2 * S, 1.5, 0.2),
+            (1, 500 * MS, 0.2, 0.0),
+            (1, 1_500 * MS, 0.4, 0.3),
+            (2, 750 * MS, 1.0, 0.0),
+            (2, 1_750 * MS, 1.25, 0.05),
+        ]
+    ]
+    cpu = cpu_while_publishing(from_rows("resources", rows), _publishes(750 * MS, 1_750 * MS))
+    assert cpu is not None
+    assert cpu["sysmon_cores_all_nodes"] == pytest.approx(0.15)
+    assert "Go's sysmon threads 0.150 of them" in (cpu_text({"cpu": cpu}) or "")
+    # The model's table has none.
+    assert "sysmon_cores_all_nodes" not in (cpu_while_publishing(HAND_MADE, _publishes(0, S)) or {})
 
 
 def test_no_cpu_section_without_samples_or_a_publishing_span() -> None:

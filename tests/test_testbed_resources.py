@@ -3,11 +3,24 @@ checked on this test's own process, whose syscalls and sleeps are known."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import platform
+import subprocess
 import threading
 import time
+from pathlib import Path
 
-from gossiplab.backends.testbed.resources import cpu_times, cpu_times_delta, process_counts
+from gossiplab.backends.testbed.resources import (
+    cpu_times,
+    cpu_times_delta,
+    process_counts,
+    sysmon_thread,
+    thread_cpu_ns,
+)
+
+# nanosleep's number, by machine (arch/*/entry/syscalls).
+NANOSLEEP = {"x86_64": 35, "aarch64": 101}
 
 
 def test_read_syscalls_count_each_read() -> None:
@@ -68,3 +81,43 @@ def test_each_cpu_s_times_and_net_softirqs_are_read_and_differenced() -> None:
     assert cpu_times_delta({"0": {"softirq_s": 1.0}}, {"0": {"softirq_s": 1.25}}) == {
         "0": {"softirq_s": 0.25}
     }
+
+
+GO_SPINNER = """package main
+
+func main() {
+	x := 0
+	for {
+		x++
+	}
+}
+"""
+
+
+def test_sysmon_is_the_thread_the_go_runtime_starts_first(tmp_path: Path) -> None:
+    # A Go program that spins: its P is always busy, so its sysmon keeps waking from
+    # usleep (nanosleep, runtime/proc.go:sysmon); the thread seen in nanosleep must be
+    # the one found by start order, and its CPU grows while the program runs.
+    (tmp_path / "spin.go").write_text(GO_SPINNER)
+    subprocess.run(["go", "build", "-o", "spin", "spin.go"], cwd=tmp_path, check=True)
+    spinner = subprocess.Popen([str(tmp_path / "spin")])
+    try:
+        time.sleep(0.3)
+        tid = sysmon_thread(spinner.pid)
+        sleeping: set[int] = set()
+        for _ in range(200):
+            for task in os.listdir(f"/proc/{spinner.pid}/task"):
+                with contextlib.suppress(OSError):
+                    text = Path(f"/proc/{spinner.pid}/task/{task}/syscall").read_text()
+                    if text.split()[0] == str(NANOSLEEP[platform.machine()]):
+                        sleeping.add(int(task))
+            time.sleep(0.002)
+        before = thread_cpu_ns(spinner.pid, tid) if tid else None
+        time.sleep(0.2)
+        after = thread_cpu_ns(spinner.pid, tid) if tid else None
+    finally:
+        spinner.kill()
+        spinner.wait()
+    assert sleeping == {tid}
+    assert before is not None and after is not None and after > before
+    assert thread_cpu_ns(spinner.pid, tid or 0) is None  # gone with its process

@@ -19,10 +19,11 @@ import polars as pl
 NS_PER_S = 1e9
 
 
-def cpu_at(resources: pl.DataFrame, t_ns: int) -> pl.DataFrame:
+def cpu_at(resources: pl.DataFrame, t_ns: int, column: str = "cpu_s") -> pl.DataFrame:
     """Each node's cumulative CPU seconds at ``t_ns`` (columns node, cpu_s), linear between
-    its last sample at or before and its first at or after; nodes without both left out."""
-    t, cpu = pl.col("t_ns"), pl.col("cpu_s")
+    its last sample at or before and its first at or after; nodes without both left out.
+    ``column``: which cumulative seconds (``sysmon_cpu_s``: Go's sysmon thread's)."""
+    t, cpu = pl.col("t_ns"), pl.col(column)
     before, after = t <= t_ns, t >= t_ns
     sides = (
         resources.filter(cpu.is_not_null())
@@ -66,7 +67,7 @@ def cpu_while_publishing(
     if used.is_empty():
         return None
     cores = (used["cpu_s_end"] - used["cpu_s"]) / ((end - start) / NS_PER_S)
-    return {
+    found = {
         "publishing_from_ns": start,
         "publishing_to_ns": end,
         "nodes_measured": used.height,
@@ -75,6 +76,25 @@ def cpu_while_publishing(
         "cores_per_node_mean": float(cores.mean()),  # type: ignore[arg-type]
         "cores_per_node_max": float(cores.max()),  # type: ignore[arg-type]
     }
+    sysmon = _sysmon_cores(resources, start, end)
+    if sysmon is not None:
+        found["sysmon_cores_all_nodes"] = sysmon
+    return found
+
+
+def _sysmon_cores(resources: pl.DataFrame, start: int, end: int) -> float | None:
+    """The part of the nodes' cores that Go's sysmon threads ran over the span (real nodes;
+    none where the table has no such column or no values)."""
+    if "sysmon_cpu_s" not in resources.columns or resources["sysmon_cpu_s"].null_count() == len(
+        resources
+    ):
+        return None
+    at_start = cpu_at(resources, start, "sysmon_cpu_s")
+    at_end = cpu_at(resources, end, "sysmon_cpu_s")
+    used = at_start.join(at_end, on="node", suffix="_end")
+    if used.is_empty():
+        return None
+    return float((used["cpu_s_end"] - used["cpu_s"]).sum() / ((end - start) / NS_PER_S))
 
 
 def cpu_text(summary: Mapping[str, Any]) -> str | None:
@@ -83,7 +103,10 @@ def cpu_text(summary: Mapping[str, Any]) -> str | None:
     if not cpu:
         return None
     # "While publishing": from the first publication to the last.
-    return (
+    text = (
         f"{cpu['cores_all_nodes']:,.3f} cores, all nodes; per node mean "
         f"{cpu['cores_per_node_mean']:.4f}, max {cpu['cores_per_node_max']:.4f}"
     )
+    if cpu.get("sysmon_cores_all_nodes") is not None:
+        text += f"; Go's sysmon threads {cpu['sysmon_cores_all_nodes']:,.3f} of them"
+    return text

@@ -116,8 +116,9 @@ SCHEMAS: dict[str, pa.Schema] = {
         ]
     ),
     # One row per node and sample: cumulative CPU seconds, resident memory, and cumulative
-    # read/write syscalls and context switches of all its threads. The testbed fills them
-    # from /proc (a count null where it could not be read). The model, when it charges
+    # read/write syscalls and context switches of all its threads, and the CPU seconds of
+    # Go's sysmon thread (part of cpu_s). The testbed fills them from /proc (null where it
+    # could not be read). The model, when it charges
     # CPU, fills cpu_s (the time a core ran the node's work) at every whole second and at
     # the end, and leaves the rest null: it has no memory, syscalls or threads.
     "resources": pa.schema(
@@ -130,6 +131,7 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("write_syscalls", pa.int64()),
             ("voluntary_switches", pa.int64()),
             ("involuntary_switches", pa.int64()),
+            ("sysmon_cpu_s", pa.float64()),
         ]
     ),
     # Aggregate mode, one row per message (published or not): its expected receivers

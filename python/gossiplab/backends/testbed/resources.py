@@ -55,6 +55,36 @@ def process_counts(pid: int) -> tuple[int, int, int, int] | None:
     return reads, writes, voluntary, involuntary
 
 
+def sysmon_thread(pid: int) -> int | None:
+    """Go's `sysmon` thread of a node process: the first thread its runtime starts after
+    the main one (`runtime/proc.go:main` starts it with `newm(sysmon, nil, -1)` before any
+    other M), so the earliest started but the process's own, by start time then thread id
+    (thread ids grow, but wrap at pid_max). None if the process is gone or has no other
+    thread yet."""
+    found = []
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            if int(task) == pid:
+                continue
+            with open(f"/proc/{pid}/task/{task}/stat", encoding="ascii") as stat:
+                started = int(stat.read().rsplit(")", 1)[1].split()[19])
+            found.append((started, int(task)))
+    except (OSError, IndexError, ValueError):
+        return None
+    return min(found)[1] if found else None
+
+
+def thread_cpu_ns(pid: int, tid: int) -> int | None:
+    """A thread's time on a CPU so far, in ns (`/proc/PID/task/TID/schedstat`, whose
+    first field the scheduler keeps in ns, where `stat`'s utime and stime are whole
+    ticks); None once it is gone."""
+    try:
+        with open(f"/proc/{pid}/task/{tid}/schedstat", encoding="ascii") as schedstat:
+            return int(schedstat.read().split()[0])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 def host_cpu() -> tuple[int, int]:
     """(busy, total) jiffies of the whole host since boot."""
     with open("/proc/stat", encoding="ascii") as stat:
@@ -141,8 +171,10 @@ class Sampler:
 
     pids: dict[int, int]
     interval_ns: int
-    # node, unix ns, CPU s, resident bytes, then process_counts (-1 where unreadable)
-    rows: list[tuple[int, int, float, int, int, int, int, int]] = field(default_factory=list)
+    # node, unix ns, CPU s, resident bytes, then process_counts and sysmon's CPU s (-1
+    # where unreadable)
+    rows: list[tuple[int, int, float, int, int, int, int, int, float]] = field(default_factory=list)
+    sysmon: dict[int, int] = field(default_factory=dict)  # node -> its sysmon thread
     host: list[tuple[int, float]] = field(default_factory=list)  # unix ns, busy share
     extra: dict[str, int] = field(default_factory=dict)  # other processes (delay stage)
     extra_rows: list[tuple[str, int, float, int]] = field(default_factory=list)
@@ -175,11 +207,22 @@ class Sampler:
             found = process_sample(pid)
             if found is not None:
                 counts = process_counts(pid) or (-1, -1, -1, -1)
-                self.rows.append((node, now, *found, *counts))
+                self.rows.append((node, now, *found, *counts, self._sysmon_s(node, pid)))
         for name, pid in self.extra.items():
             found = process_sample(pid)
             if found is not None:
                 self.extra_rows.append((name, now, *found))
+
+    def _sysmon_s(self, node: int, pid: int) -> float:
+        """The node's sysmon thread's CPU seconds so far, -1 where unknown."""
+        tid = self.sysmon.get(node)
+        if tid is None:
+            tid = sysmon_thread(pid)
+            if tid is None:
+                return -1.0
+            self.sysmon[node] = tid
+        ns = thread_cpu_ns(pid, tid)
+        return -1.0 if ns is None else ns / 1e9
 
     def _loop(self) -> None:
         last = host_cpu()
