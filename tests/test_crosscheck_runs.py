@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from gossiplab.backends.testbed.crosscheck import Row, _families, _legend
+from gossiplab.backends.testbed.crosscheck import Row
+from gossiplab.backends.testbed.crosscheck_figures import by_backend, legend_of
 from gossiplab.backends.testbed.crosscheck_runs import (
     folder_names,
     inside,
@@ -93,8 +94,8 @@ def test_the_model_s_drop_reason_is_its_seeds_most_common() -> None:
 
 def test_the_figures_draw_each_backend_in_one_colour_named_once() -> None:
     names = ["model", "model-2", "model-3", "testbed", "testbed-2"]
-    families = _families(dict.fromkeys(names))  # type: ignore[arg-type]
+    families = by_backend(dict.fromkeys(names))  # type: ignore[arg-type]
     assert families == {"model": names[:3], "testbed": names[3:]}
-    assert _legend("model", families["model"]) == "model (3 seeds)"
-    assert _legend("testbed", families["testbed"]) == "testbed (2 runs)"
-    assert _legend("simnet", ["simnet"]) == "simnet"
+    assert legend_of("model", families["model"]) == "model (3 seeds)"
+    assert legend_of("testbed", families["testbed"]) == "testbed (2 runs)"
+    assert legend_of("simnet", ["simnet"]) == "simnet"
