@@ -32,7 +32,10 @@ under `TransitionStack=` and `Stack=`) and prints per trace:
   number of turns the scheduler gave it (`Runnable->Running`), the share of the node's
   running time (all its goroutines' stretches), and apart from those the system calls
   its stretches stopped for (`Syscall->Running` starts a stretch but is no new turn;
-  the time from `Running->Syscall` to leaving Syscall is in neither). Running is the
+  the time from `Running->Syscall` to leaving Syscall is in neither), and how many of
+  those it left without its P (`Syscall->Runnable`: `sysmon`'s `retake` handed the P to
+  another thread while the goroutine was in the syscall, runtime/proc.go `handoffp`, and
+  the goroutine waits on the global run queue). Running is the
   goroutine's hold on its P, not CPU time: it includes the time the kernel ran other
   processes on the node's CPU.
 
@@ -90,6 +93,7 @@ class RoleTime:
     turns: int = 0
     syscalls: int = 0
     syscall_ns: int = 0
+    p_lost: int = 0
 
 
 @dataclass
@@ -109,6 +113,8 @@ class Schedule:
     turns: dict[int, int] = field(default_factory=lambda: defaultdict(int))
     syscalls: dict[int, int] = field(default_factory=lambda: defaultdict(int))
     syscall_ns: dict[int, int] = field(default_factory=lambda: defaultdict(int))
+    # goroutine -> its returns from a syscall without its P (`Syscall->Runnable`)
+    p_lost: dict[int, int] = field(default_factory=lambda: defaultdict(int))
     # goroutine -> (who readied it, how long it then waited) for each Waiting->Runnable
     # that ran: a goroutine id, or SCHEDULER / NO_P
     readied: dict[int, list[tuple[int | str, int]]] = field(
@@ -145,6 +151,7 @@ class Schedule:
             row.turns += self.turns.get(goid, 0)
             row.syscalls += self.syscalls.get(goid, 0)
             row.syscall_ns += self.syscall_ns.get(goid, 0)
+            row.p_lost += self.p_lost.get(goid, 0)
         return {role: out[role] for role in ROLE_ORDER if role in out}
 
     def blocked_by_role(self) -> dict[str, dict[str, list[int]]]:
@@ -246,6 +253,8 @@ def parse(lines: Iterable[str]) -> Schedule:
                 s.syscalls[goid] += 1
         if old == "Syscall" and new != "Syscall" and goid in syscall_since:
             s.syscall_ns[goid] += t - syscall_since.pop(goid)
+        if old == "Syscall" and new == "Runnable":
+            s.p_lost[goid] += 1
         if new == "Syscall" and old == "Running":
             syscall_since[goid] = t
         if old == "Runnable" and goid in runnable_since:
@@ -319,14 +328,14 @@ def report(name: str, s: Schedule) -> str:
         for who, waits in by.items():
             cells = " ".join(f"{quantile(waits, q) / 1e3:>9.1f}" for q in (0.5, 0.9, 0.99))
             out.append(f"  {role:<15} {who:<20} {len(waits):>7} {cells}")
-    out.append("  role            running s    turns   share   syscalls   syscall s")
+    out.append("  role            running s    turns   share   syscalls   syscall s   P lost")
     by_role = s.running_by_role()
     all_running = sum(row.running_ns for row in by_role.values())
     for role, row in by_role.items():
         share = row.running_ns / all_running if all_running else 0.0
         out.append(
             f"  {role:<15} {row.running_ns / 1e9:>9.3f} {row.turns:>8} {share:>7.1%} "
-            f"{row.syscalls:>10} {row.syscall_ns / 1e9:>11.3f}"
+            f"{row.syscalls:>10} {row.syscall_ns / 1e9:>11.3f} {row.p_lost:>8}"
         )
     out.append("  role            times   total s    p50 µs    max µs  blocked on @ where")
     for role, reasons in s.blocked_by_role().items():

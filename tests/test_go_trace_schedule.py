@@ -169,8 +169,8 @@ def test_running_time_and_turns_per_role() -> None:
     }
     lines = report("node-0", s).splitlines()
     at = lines.index(next(line for line in lines if "running s" in line))
-    assert lines[at + 1].split() == ["validator", "0.000", "5", "66.7%", "0", "0.000"]
-    assert lines[at + 2].split() == ["event", "loop", "0.000", "1", "33.3%", "0", "0.000"]
+    assert lines[at + 1].split() == ["validator", "0.000", "5", "66.7%", "0", "0.000", "0"]
+    assert lines[at + 2].split() == ["event", "loop", "0.000", "1", "33.3%", "0", "0.000", "0"]
 
 
 SENDLOOP = "github.com/libp2p/go-yamux/v5.(*Session).sendLoop"
@@ -204,11 +204,13 @@ def test_system_calls_end_a_stretch_and_are_counted_apart() -> None:
         60,
     )
     assert (reader.running_ns, reader.turns, reader.syscalls, reader.syscall_ns) == (80, 1, 0, 0)
+    # The sendLoop left its second syscall without its P (taken at 520).
+    assert (sendloop.p_lost, reader.p_lost) == (1, 0)
     assert list(rows) == ["reader", "yamux sendLoop"]
     lines = report("node-1", s).splitlines()
     at = lines.index(next(line for line in lines if "running s" in line))
-    assert lines[at + 1].split() == ["reader", "0.000", "1", "16.3%", "0", "0.000"]
-    assert lines[at + 2].split() == ["yamux", "sendLoop", "0.000", "1", "83.7%", "1", "0.000"]
+    assert lines[at + 1].split() == ["reader", "0.000", "1", "16.3%", "0", "0.000", "0"]
+    assert lines[at + 2].split() == ["yamux", "sendLoop", "0.000", "1", "83.7%", "1", "0.000", "1"]
 
 
 def test_waits_by_who_readied_the_goroutine() -> None:
