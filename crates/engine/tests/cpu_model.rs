@@ -263,10 +263,9 @@ fn the_kernel_s_work_delays_every_node_on_the_sender_s_core() {
 }
 
 /// Node 0 publishes at 100 ms to its two leaves (floodsub, 10 ms links) on one core in
-/// slices of `slice`; validating a copy is the only cost (5 ms). Each leaf's own waits
-/// for the core (`cpu.record_waits`, the kind "node thread"), in ms, in the order the
-/// waits ended, and its delivery time.
-fn leaves_waiting_for_the_core(slice: u64, hrtick: bool) -> Vec<(Vec<u64>, u64)> {
+/// slices of `slice`; validating a copy is the only cost (5 ms); the leaves' waits are
+/// recorded (`cpu.record_waits`). The run, done.
+fn leaves_sharing_a_core(slice: u64, hrtick: bool) -> Simulation {
     let patch = json!({"cpu": {
         "nodes_per_host": 3, "cores": 1, "time_slice_ns": slice, "hrtick": hrtick,
         "per_copy_ns": 5 * MS, "record_waits": [1, 2]
@@ -274,6 +273,13 @@ fn leaves_waiting_for_the_core(slice: u64, hrtick: bool) -> Vec<(Vec<u64>, u64)>
     let c = config(3, "floodsub", 10 * MS, 2 * S, 1, patch);
     let mut sim = Simulation::new(&c, &star(2), &messages(0, 100 * MS, 0, 1, 100)).unwrap();
     sim.run();
+    sim
+}
+
+/// Each leaf's own waits for the core (the kind "node thread"), in ms, in the order the
+/// waits ended, and its delivery time.
+fn leaves_waiting_for_the_core(slice: u64, hrtick: bool) -> Vec<(Vec<u64>, u64)> {
+    let sim = leaves_sharing_a_core(slice, hrtick);
     let waits = sim.goroutine_waits();
     let thread = gossiplab_engine::goroutines::NODE_THREAD;
     let d = &sim.output().deliveries;
@@ -311,44 +317,34 @@ fn a_slice_runs_on_to_the_kernel_s_next_tick() {
     assert_eq!(got, vec![(vec![0, 4], 119), (vec![2, 3], 120)]);
 }
 
-/// The same leaves: how long each held the core after each of its waits (ms), with the
-/// kernel's tick every 4 ms (CONFIG_HZ=250) or HRTICK.
-fn leaves_on_the_core(slice: u64, hrtick: bool) -> Vec<Vec<u64>> {
-    let patch = json!({"cpu": {
-        "nodes_per_host": 3, "cores": 1, "time_slice_ns": slice, "hrtick": hrtick,
-        "per_copy_ns": 5 * MS, "record_waits": [1, 2]
-    }});
-    let c = config(3, "floodsub", 10 * MS, 2 * S, 1, patch);
-    let mut sim = Simulation::new(&c, &star(2), &messages(0, 100 * MS, 0, 1, 100)).unwrap();
-    sim.run();
+/// The same leaves: how long each held the core after each of its waits (ms), and
+/// whether every goroutine wait has no time on the core of its own.
+fn leaves_on_the_core(slice: u64, hrtick: bool) -> (Vec<Vec<u64>>, bool) {
+    let sim = leaves_sharing_a_core(slice, hrtick);
     let waits = sim.goroutine_waits();
     let thread = gossiplab_engine::goroutines::NODE_THREAD;
-    [1, 2]
+    let ran = [1, 2]
         .map(|leaf| {
             let own = waits.iter().filter(|w| w.node == leaf && w.kind == thread);
             own.map(|w| w.ran / MS).collect()
         })
-        .into()
+        .into();
+    (ran, waits.iter().all(|w| w.kind == thread || w.ran == 0))
 }
 
 #[test]
 fn a_node_s_time_on_the_core_after_each_wait_ends_when_it_leaves() {
     // As above, ticks every 4 ms: leaf 1 runs 110-112 and 116-119 (blocked: done), leaf 2
     // 112-116 and 119-120. With HRTICK they alternate 1 ms slices from 110 to 120.
-    assert_eq!(leaves_on_the_core(MS, false), vec![vec![2, 3], vec![4, 1]]);
-    assert_eq!(leaves_on_the_core(MS, true), vec![vec![1; 5], vec![1; 5]]);
     // Goroutine waits have no time on the core of their own.
-    let patch = json!({"cpu": {
-        "nodes_per_host": 3, "cores": 1, "per_copy_ns": 5 * MS, "record_waits": [1]
-    }});
-    let c = config(3, "floodsub", 10 * MS, 2 * S, 1, patch);
-    let mut sim = Simulation::new(&c, &star(2), &messages(0, 100 * MS, 0, 1, 100)).unwrap();
-    sim.run();
-    let thread = gossiplab_engine::goroutines::NODE_THREAD;
-    assert!(sim
-        .goroutine_waits()
-        .iter()
-        .all(|w| w.kind == thread || w.ran == 0));
+    assert_eq!(
+        leaves_on_the_core(MS, false),
+        (vec![vec![2, 3], vec![4, 1]], true)
+    );
+    assert_eq!(
+        leaves_on_the_core(MS, true),
+        (vec![vec![1; 5], vec![1; 5]], true)
+    );
 }
 
 #[test]
