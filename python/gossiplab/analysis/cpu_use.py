@@ -85,9 +85,7 @@ def cpu_while_publishing(
 def _sysmon_cores(resources: pl.DataFrame, start: int, end: int) -> float | None:
     """The part of the nodes' cores that Go's sysmon threads ran over the span (real nodes;
     none where the table has no such column or no values)."""
-    if "sysmon_cpu_s" not in resources.columns or resources["sysmon_cpu_s"].null_count() == len(
-        resources
-    ):
+    if "sysmon_cpu_s" not in resources.columns or resources["sysmon_cpu_s"].is_null().all():
         return None
     at_start = cpu_at(resources, start, "sysmon_cpu_s")
     at_end = cpu_at(resources, end, "sysmon_cpu_s")
