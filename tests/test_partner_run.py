@@ -239,3 +239,18 @@ def test_model_seeds_compare_the_median_of_the_model_s_runs(tmp_path: Path) -> N
     )
     with pytest.raises(GossiplabError, match="--model-seeds 0: run the model at least once"):
         run_crosscheck(scenario, tmp_path / "xc0", partner_runs=[real], model_seeds=0)
+
+
+def test_a_hop_only_a_later_real_run_saw_is_a_share_of_0_for_every_seed(tmp_path: Path) -> None:
+    # Two real runs; the second reached one message's last node at hop 9, which neither
+    # the first nor any model seed did. With one model run that row's model value is 0;
+    # with seeds each seed's is 0 too.
+    real = [_as_testbed_run(tmp_path, SPREAD, f"real-{k}") for k in (1, 2)]
+    summary = json.loads((real[1] / "summary.json").read_text())
+    summary["last_delivery_hop"]["histogram"]["9"] = 1
+    (real[1] / "summary.json").write_text(json.dumps(summary))
+    scenario = _write(tmp_path, "spread.toml", SPREAD)
+    result = run_crosscheck(scenario, tmp_path / "xc", partner_runs=real, model_seeds=2)
+    hop9 = {r.metric: r for r in result.rows}["LDH = 9 (share of messages)"]
+    assert hop9.model_runs == (0.0, 0.0)
+    assert hop9.model == 0.0

@@ -342,10 +342,11 @@ def _model_tables(
     modelled: list[str],
     first_real: str,
     summaries: dict[str, dict[str, Any]],
+    hops_seen: frozenset[int],
     partial: bool,
 ) -> list[list[Row]]:
-    """Each model seed's rows against the first real run: its values by metric."""
-    hops_seen = several.last_delivery_hops([summaries[m] for m in modelled])
+    """Each model seed's rows against the first real run: its values by metric, with the
+    last delivery hops of every run listed (a hop a seed never saw is a share of 0)."""
     tables = []
     for name in modelled:
         rows = table_rows(summaries[name], summaries[first_real], hops_seen)
@@ -439,7 +440,7 @@ def run_crosscheck(
     if partial:
         rows += several.merged([partial_rows(out / "model", out / b) for b in real])
     if len(modelled) > 1:
-        tables = _model_tables(out, modelled, real[0], summaries, partial)
+        tables = _model_tables(out, modelled, real[0], summaries, hops_seen, partial)
         rows = several.with_model_runs(rows, tables)
     counts = Counts.of(rows)
     command = _command(scenario, against, counts, partner_runs)
