@@ -79,6 +79,9 @@ LEFT_UNKNOWN, LEFT_USER, LEFT_SYSCALL = range(3)
 PREEMPTION_CAUSE_NS = 50_000
 # Seconds of sampling for sysmon threads after the recording (the run goes on publishing).
 SAMPLE_AFTER_S = 4.0
+# The rows of working visits, the same for a recording and a model run.
+VISIT_TIME = "working visits: the working threads' time on the CPU"
+VISIT_GAP = "working visits: gap since the group's last one ended"
 
 
 def build() -> tuple[Path, Path]:
@@ -297,10 +300,6 @@ def _visit_rows(cls: str, start: int, working_ns: int, last_end: int | None, out
     out[(cls, VISIT_TIME)].append(working_ns / 1e3)
     if last_end is not None:
         out[(cls, VISIT_GAP)].append((start - last_end) / 1e3)
-
-
-VISIT_TIME = "working visits: the working threads' time on the CPU"
-VISIT_GAP = "working visits: gap since the group's last one ended"
 
 
 def model_visits(run: Path, hubs: int) -> tuple[Values, dict[str, int], float]:

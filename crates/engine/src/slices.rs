@@ -78,7 +78,7 @@ struct Node {
 /// A recorded wait of a node for a core: when it ended (the node ran), how long it was,
 /// and how long the node then held the core (until it blocked, was preempted or used up
 /// its slice; 0 until it leaves).
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Copy)]
 struct CoreWait {
     at: Time,
     wait: Time,

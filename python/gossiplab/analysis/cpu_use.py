@@ -62,37 +62,34 @@ def cpu_while_publishing(
     start, end = int(published.min()), int(published.max())  # type: ignore[arg-type]
     if end <= start:
         return None
-    at_start, at_end = cpu_at(resources, start), cpu_at(resources, end)
-    used = at_start.join(at_end, on="node", suffix="_end")
-    if used.is_empty():
+    cores = cores_per_node(resources, start, end)
+    if cores.is_empty():
         return None
-    cores = (used["cpu_s_end"] - used["cpu_s"]) / ((end - start) / NS_PER_S)
     found = {
         "publishing_from_ns": start,
         "publishing_to_ns": end,
-        "nodes_measured": used.height,
+        "nodes_measured": cores.len(),
         # All nodes' CPU seconds over the span's seconds: how many cores they kept busy.
         "cores_all_nodes": float(cores.sum()),
         "cores_per_node_mean": float(cores.mean()),  # type: ignore[arg-type]
         "cores_per_node_max": float(cores.max()),  # type: ignore[arg-type]
     }
-    sysmon = _sysmon_cores(resources, start, end)
-    if sysmon is not None:
-        found["sysmon_cores_all_nodes"] = sysmon
+    # Of it, what Go's sysmon threads ran (real nodes; the model's table has none).
+    if "sysmon_cpu_s" in resources.columns and not resources["sysmon_cpu_s"].is_null().all():
+        sysmon = cores_per_node(resources, start, end, "sysmon_cpu_s")
+        if not sysmon.is_empty():
+            found["sysmon_cores_all_nodes"] = float(sysmon.sum())
     return found
 
 
-def _sysmon_cores(resources: pl.DataFrame, start: int, end: int) -> float | None:
-    """The part of the nodes' cores that Go's sysmon threads ran over the span (real nodes;
-    none where the table has no such column or no values)."""
-    if "sysmon_cpu_s" not in resources.columns or resources["sysmon_cpu_s"].is_null().all():
-        return None
-    at_start = cpu_at(resources, start, "sysmon_cpu_s")
-    at_end = cpu_at(resources, end, "sysmon_cpu_s")
+def cores_per_node(
+    resources: pl.DataFrame, start: int, end: int, column: str = "cpu_s"
+) -> pl.Series:
+    """Each node's cores from `start` to `end` (its cumulative seconds of `column` at
+    both, `cpu_at`, over the span's seconds); nodes without both left out."""
+    at_start, at_end = cpu_at(resources, start, column), cpu_at(resources, end, column)
     used = at_start.join(at_end, on="node", suffix="_end")
-    if used.is_empty():
-        return None
-    return float((used["cpu_s_end"] - used["cpu_s"]).sum() / ((end - start) / NS_PER_S))
+    return (used["cpu_s_end"] - used["cpu_s"]) / ((end - start) / NS_PER_S)
 
 
 def cpu_text(summary: Mapping[str, Any]) -> str | None:

@@ -196,8 +196,9 @@ class Counts:
 
     @staticmethod
     def of(rows: list[Row]) -> Counts:
-        seeds = max((len(r.model_runs) for r in rows), default=1)
-        return Counts(max(seeds, 1), max((len(r.partner_runs) for r in rows), default=1))
+        seeds = max((len(r.model_runs) for r in rows), default=0)
+        runs = max((len(r.partner_runs) for r in rows), default=0)
+        return Counts(max(seeds, 1), max(runs, 1))
 
     @property
     def extra_columns(self) -> int:
