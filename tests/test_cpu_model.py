@@ -123,6 +123,7 @@ def test_the_kernel_s_tick_reaches_the_engine_as_one_over_its_rate() -> None:
         ({"sigma": -1}, "cpu.sigma"),
         ({"sigma_per_copy": -0.5}, "cpu.sigma_per_copy"),
         ({"time_slice": "0ms"}, "cpu.time_slice"),
+        ({"speed": 0}, "cpu.speed"),
     ],
 )
 def test_bad_values_name_the_field(cpu: dict[str, object], path: str) -> None:
@@ -240,6 +241,14 @@ def test_rpcs_that_arrive_together_share_their_readers_wake_up(tmp_path: Path) -
     }
     latency = run(parse_scenario(data, tmp_path), tmp_path / "run").summary["receipt_latency_ms"]
     assert (latency["count"], latency["min"], latency["max"]) == (4, 13.0, 15.0)
+
+
+def test_the_report_line_gives_the_costs_at_the_hosts_speed() -> None:
+    cpu = {"per_copy": "50us", "per_validator_turn": "30us", "nodes_per_host": 2, "speed": 2}
+    line = cpu_per_hop(parse_scenario({"cpu": cpu}, HERE))
+    assert "validate 25 µs/copy" in line
+    assert "per goroutine turn: validator 15 µs" in line
+    assert "hosts 2× as fast as the machine the costs were measured on" in line
 
 
 def test_the_report_line_names_the_costs_per_goroutine_turn() -> None:

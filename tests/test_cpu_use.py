@@ -144,6 +144,18 @@ def test_the_model_writes_each_node_s_cpu_seconds_and_no_memory(tmp_path: Path) 
     assert "Node CPU while publishing" in report
 
 
+def test_hosts_twice_as_fast_pay_half_of_every_cost(tmp_path: Path) -> None:
+    # The same three nodes at speed 2: each node's CPU is half the hand-counted one, the
+    # network section's cost per message included.
+    costs = {**SCENARIO["cpu"], "per_copy": "3ms", "speed": 2}
+    fast = {**SCENARIO, "cpu": costs, "network": {"latency": "10ms", "cpu_per_message": "2ms"}}
+    result = run(parse_scenario(fast, tmp_path), tmp_path / "run")
+    resources = pl.read_parquet(result.out_dir / "resources.parquet")
+    end = resources.filter(pl.col("t_ns") == 4 * S).sort("node")
+    expected = [(HELLOS_S + 3 * c) / 2 for c in PER_MESSAGE_S]
+    assert end["cpu_s"].to_list() == pytest.approx(expected)
+
+
 def test_the_same_scenario_writes_the_same_resources_bytes(tmp_path: Path) -> None:
     # Time-sliced hosts with lognormal costs: the seeded draws and the slices too.
     shared = {**SCENARIO, "cpu": {**SCENARIO["cpu"], "nodes_per_host": 3, "sigma": 0.5}}

@@ -101,6 +101,7 @@ def node_resources(
         upload = np.array([c.upload for c in net.classes], dtype=np.uint64)[of]
         download = np.array([c.download for c in net.classes], dtype=np.uint64)[of]
         cpu = np.array([c.cpu_per_message for c in net.classes], dtype=np.uint64)[of]
+    cpu = np.round(cpu / s.cpu.speed).astype(np.uint64)
     upload, download, cpu = slow_down(s, nodes, upload, download, cpu)
     return {
         "upload_bps": upload.tolist(),

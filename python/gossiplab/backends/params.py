@@ -81,8 +81,10 @@ def score_params(score: ScoreConfig) -> dict[str, Any] | None:
     }
 
 
-def engine_cpu(cpu: CpuConfig) -> dict[str, Any]:
-    """The engine's `cpu` section (crates/engine/src/config.rs CpuConfig)."""
+def engine_cpu(given: CpuConfig) -> dict[str, Any]:
+    """The engine's `cpu` section (crates/engine/src/config.rs CpuConfig), the costs at
+    the hosts' speed."""
+    cpu = given.charged()
     return {
         "nodes_per_host": cpu.nodes_per_host,
         "cores": cpu.cores,

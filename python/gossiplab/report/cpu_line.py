@@ -25,9 +25,8 @@ def _step(name: str, per_item: int, item: str, per_kb: int = 0) -> str | None:
     return f"{name} {' + '.join(parts)}"
 
 
-def _read_step(s: Scenario) -> str | None:
+def _read_step(cpu: CpuConfig) -> str | None:
     """Reading, with the reading goroutine's wake-up (shared by the RPCs read at once)."""
-    cpu = s.cpu
     step = _step("read", cpu.per_rpc_received, "RPC", cpu.per_kb_received)
     if not cpu.per_read_wakeup:
         return step
@@ -35,9 +34,8 @@ def _read_step(s: Scenario) -> str | None:
     return f"{step} + {wakeup}" if step else f"read {wakeup}"
 
 
-def _loop_step(s: Scenario) -> str | None:
+def _loop_step(cpu: CpuConfig) -> str | None:
     """pubsub's event loop: per RPC it handles, per message it publishes, per forward."""
-    cpu = s.cpu
     if not cpu.event_loop:
         return None
     parts = [
@@ -53,16 +51,18 @@ def _loop_step(s: Scenario) -> str | None:
 
 
 def cpu_per_hop(s: Scenario) -> str:
-    """What one hop costs in CPU in the model, in one line."""
-    cpu, net = s.cpu, s.network
+    """What one hop costs in CPU in the model, in one line (the costs at the hosts'
+    speed)."""
+    cpu, net = s.cpu.charged(), s.network
     if any(c.cpu_per_message != net.cpu_per_message for c in net.classes):
         validate = "validate: per node class"
     else:
-        validate = _step("validate", cpu.per_copy + net.cpu_per_message, "copy")
+        per_copy = cpu.per_copy + s.cpu.at_speed(net.cpu_per_message)
+        validate = _step("validate", per_copy, "copy")
     steps = [
         _step("write", cpu.per_rpc_sent, "RPC", cpu.per_kb_sent),
-        _read_step(s),
-        _loop_step(s),
+        _read_step(cpu),
+        _loop_step(cpu),
         validate,
     ]
     charged = [step for step in steps if step]
@@ -71,7 +71,7 @@ def cpu_per_hop(s: Scenario) -> str:
         parts.append(f"node wake-up {_us(cpu.per_node_wakeup)}")
     if cpu.per_publish:
         parts.append(f"publish {_us(cpu.per_publish)}")
-    parts += _turns(s)
+    parts += _turns(cpu)
     if not parts:
         return "none: no CPU cost is set ([cpu], network.cpu_per_message)"
     line = "; ".join(parts) + _spread(cpu.sigma, cpu.sigmas())
@@ -80,6 +80,8 @@ def cpu_per_hop(s: Scenario) -> str:
     line = f"{line}; {hosts}, {cores}"
     if cpu.nodes_per_host > cpu.cores:
         line += f", time slices of {cpu.slice_ns() / 1e6:g} ms" + _slice_end(cpu)
+    if s.cpu.speed != 1:
+        line += f"; hosts {s.cpu.speed:g}× as fast as the machine the costs were measured on"
     return line
 
 
@@ -91,9 +93,9 @@ def _slice_end(cpu: CpuConfig) -> str:
     return f" ended at the next {1000 / cpu.kernel_hz:g} ms tick or wake-up"
 
 
-def _turns(s: Scenario) -> list[str]:
+def _turns(cpu: CpuConfig) -> list[str]:
     """The costs per goroutine turn, shared by what a goroutine takes in one turn."""
-    charged = [(name, getattr(s.cpu, field)) for field, name in TURN_FIELDS.items()]
+    charged = [(name, getattr(cpu, field)) for field, name in TURN_FIELDS.items()]
     turns = [f"{name} {_us(ns)}" for name, ns in charged if ns]
     return [f"per goroutine turn: {', '.join(turns)}"] if turns else []
 

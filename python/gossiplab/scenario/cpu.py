@@ -118,6 +118,9 @@ COST_FIELDS = (
     "per_segment_kernel",
 )
 
+# The event loop's costs per item (pubsub.go): no sigma of their own.
+LOOP_FIELDS = ("per_rpc_loop", "per_publish_loop", "per_forward_loop")
+
 # Costs per goroutine turn (constant: no sigma of their own), and the goroutine each is of.
 TURN_FIELDS = {
     "per_reader_turn": "reader",
@@ -197,6 +200,9 @@ class CpuConfig(Section):
     # bench/go_trace_schedule.py), and the nodes' own waits for a core ("node thread",
     # beside the kernel's: bench/preemptions.py). Time-sliced hosts only.
     record_waits: list[int] = Field(default_factory=list)
+    # How fast the hosts run, against the machine the costs were measured on: every cost
+    # (given or measured, and network.cpu_per_message) is divided by it. 2: twice as fast.
+    speed: float = Field(default=1.0, gt=0, le=1000)
 
     @model_validator(mode="after")
     def _goroutines_on_shared_hosts(self) -> CpuConfig:
@@ -214,9 +220,18 @@ class CpuConfig(Section):
         return self
 
     def charges(self) -> bool:
-        loop = (self.per_rpc_loop, self.per_publish_loop, self.per_forward_loop)
-        turns = (getattr(self, name) for name in TURN_FIELDS)
-        return any(getattr(self, name) for name in COST_FIELDS) or any(loop) or any(turns)
+        return any(getattr(self, name) for name in (*COST_FIELDS, *LOOP_FIELDS, *TURN_FIELDS))
+
+    def at_speed(self, ns: int) -> int:
+        """A cost as the hosts pay it: measured on the reference machine, divided by
+        `speed`."""
+        return round(ns / self.speed)
+
+    def charged(self) -> CpuConfig:
+        """This section with every cost as the hosts pay it (`at_speed`), at speed 1."""
+        names = (*COST_FIELDS, *LOOP_FIELDS, *TURN_FIELDS)
+        costs = {name: self.at_speed(getattr(self, name)) for name in names}
+        return self.model_copy(update={**costs, "speed": 1.0})
 
     def sigmas(self) -> dict[str, float]:
         """Each cost's lognormal shape, `sigma` where it has none of its own."""

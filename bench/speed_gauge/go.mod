@@ -1,0 +1,3 @@
+module gossiplab/bench/speed_gauge
+
+go 1.22
