@@ -77,7 +77,6 @@ test-python: $(INSTALLED) go-binaries install-testbed install-chromium
 
 test-go:
 	cd testbed && go vet ./...
-	cd bench/speed_gauge && go vet ./... && go test ./...
 
 # The Go binaries of the real-code backends: the testbed's node and the simnet runner
 # (a Go test binary, since synctest needs a *testing.T). Built once through the same code
@@ -97,7 +96,6 @@ lint: $(INSTALLED)
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets -- -D warnings
 	cd testbed && go vet ./...
-	cd bench/speed_gauge && go vet ./...
 
 format: $(INSTALLED)
 	$(VENV)/bin/ruff format python tests

@@ -9,7 +9,7 @@ from typing import Any
 import polars as pl
 import pytest
 
-from gossiplab.analysis.cpu_use import cpu_at, cpu_text, cpu_while_publishing
+from gossiplab.analysis.cpu_use import cpu_at, cpu_text, cpu_while_publishing, machine_speed_text
 from gossiplab.analysis.tables import from_rows
 from gossiplab.backends.testbed.crosscheck import table_rows
 from gossiplab.runner import run
@@ -190,3 +190,27 @@ def test_the_crosscheck_compares_node_cpu_where_the_partner_samples_it() -> None
     assert row.relative == pytest.approx(0.2)
     simnet = base  # simnet samples no CPU: no row
     assert "node CPU while publishing" not in {r.metric for r in table_rows(model, simnet)}
+    # A real run's machine speed has a row of its own, the model's side empty.
+    gauged = {**testbed, "run": {"testbed": {"machine_speed": {"load_ns": {"p50": 166.6}}}}}
+    speed = {r.metric: r for r in table_rows(model, gauged)}[MACHINE_SPEED_ROW]
+    assert (speed.model, speed.partner, speed.unit) == (None, 166.6, "ns")
+    assert MACHINE_SPEED_ROW not in {r.metric for r in table_rows(model, testbed)}
+
+
+MACHINE_SPEED_ROW = "machine speed: ns per memory load (p50)"
+
+
+def test_a_testbed_run_s_machine_speed_is_one_line_and_a_model_run_has_none() -> None:
+    speed = {
+        "cpu": 0,
+        "readings": 12,
+        "load_ns": {"p10": 156.0, "p50": 166.6, "p90": 172.9},
+        "verify_us": {"p10": 38.35, "p50": 43.33, "p90": 51.22},
+    }
+    summary = {"run": {"testbed": {"machine_speed": speed}}}
+    assert machine_speed_text(summary) == (
+        "167 ns per memory load, 43.3 µs per signature check "
+        "(p50 of 12 readings on CPU 0; higher: slower)"
+    )
+    assert machine_speed_text({"run": {"backend": "model"}}) is None
+    assert machine_speed_text({"run": {"testbed": {"machine_speed": None}}}) is None

@@ -123,3 +123,8 @@ def test_a_run_confines_its_nodes_and_its_delay_stage(
     assert seen == {"nodes": ["1", "1", "1"], "delay": ["0"]}
     assert summary["node_cpus"] == [1]
     assert summary["delay_stage_cpus"] == [0]
+    # The speed gauge read the CPU the nodes do not have, once a second while publishing.
+    speed = summary["machine_speed"]
+    assert speed["cpu"] == 0 and speed["readings"] >= 1
+    assert 0 < speed["load_ns"]["p10"] <= speed["load_ns"]["p50"] <= speed["load_ns"]["p90"]
+    assert speed["verify_us"]["p50"] > 0

@@ -105,3 +105,17 @@ def cpu_text(summary: Mapping[str, Any]) -> str | None:
     if cpu.get("sysmon_cores_all_nodes") is not None:
         text += f"; Go's sysmon threads {cpu['sysmon_cores_all_nodes']:,.3f} of them"
     return text
+
+
+def machine_speed_text(summary: Mapping[str, Any]) -> str | None:
+    """A testbed run's machine speed while publishing (backends/testbed/speed.py): the
+    gauge's p50s, higher on a slower machine."""
+    testbed = summary.get("run", {}).get("testbed")
+    speed = testbed.get("machine_speed") if isinstance(testbed, Mapping) else None
+    if not isinstance(speed, Mapping):
+        return None
+    load, verify = speed["load_ns"]["p50"], speed["verify_us"]["p50"]
+    return (
+        f"{load:.0f} ns per memory load, {verify:.1f} µs per signature check "
+        f"(p50 of {speed['readings']} readings on CPU {speed['cpu']}; higher: slower)"
+    )

@@ -59,11 +59,14 @@ def _headline_table(summary: dict[str, Any]) -> Table:
     rmr = summary["duplicates"]["rmr"]
     table.add_row("RMR (duplicates)", "-" if rmr is None else f"{rmr:.3f}")
     table.add_row("bytes sent (all nodes)", f"{traffic['total_bytes_sent'] / 1e6:,.1f} MB")
-    from gossiplab.analysis.cpu_use import cpu_text
+    from gossiplab.analysis.cpu_use import cpu_text, machine_speed_text
 
     cpu = cpu_text(summary)
     if cpu:
         table.add_row("node CPU while publishing", cpu)
+    speed = machine_speed_text(summary)
+    if speed:
+        table.add_row("machine speed", speed)
     table.add_row(
         "simulated / wall",
         f"{run['end_ns'] / 1e9:,.1f} s / {run['wall_time_s']:,.2f} s ({run['events']:,} events)",

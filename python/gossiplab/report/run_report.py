@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from gossiplab.analysis.breakdown import breakdown_tables
-from gossiplab.analysis.cpu_use import cpu_text
+from gossiplab.analysis.cpu_use import cpu_text, machine_speed_text
 from gossiplab.analysis.headline import HEADLINE, NO_VALUE, format_value
 from gossiplab.analysis.metrics import TRAFFIC_COUNTERS, Measured, compute_summary, measure
 from gossiplab.analysis.results import (
@@ -233,6 +233,9 @@ def _header(summary: Mapping[str, Any], scenario: str, folder: Path) -> list[tup
     used = cpu_text(summary)
     if used:
         cpu.append(("Node CPU while publishing", used))
+    speed = machine_speed_text(summary)
+    if speed:
+        cpu.append(("Machine speed while publishing", speed))
     return [
         ("Scenario", str(run.get("scenario_name", NO_VALUE))),
         ("Backend", str(run.get("backend", NO_VALUE))),

@@ -30,6 +30,7 @@ from gossiplab.backends.testbed.nodeconfig import partial_plan
 from gossiplab.backends.testbed.orchestrate import Testbed, remove_work
 from gossiplab.backends.testbed.pprof import aggregate, top_table
 from gossiplab.backends.testbed.resources import Sampler
+from gossiplab.backends.testbed.speed import SpeedGauge
 from gossiplab.backends.testbed.support import check_supported, notes
 from gossiplab.scenario import Scenario
 from gossiplab.topology import Topology
@@ -143,9 +144,14 @@ def run_testbed(
         bed.start_nodes(schedule)
         sampler = bed.sampler()
         sampler.start()
-        readiness = bed.await_ready()
-        epoch = bed.start_clock()
-        bed.run_until(epoch, end_ns, progress)
+        gauge = SpeedGauge(binary, s.testbed.node_cpus, bed.work)
+        gauge.start()
+        try:
+            readiness = bed.await_ready()
+            epoch = bed.start_clock()
+            bed.run_until(epoch, end_ns, progress)
+        finally:
+            gauge.stop()
         sampler.stop()  # before the nodes exit: the measured interval ends here
         # Before the nodes close their connections: only the run's own packets count.
         node_counters, core_counters = bed.read_counters()
@@ -192,6 +198,8 @@ def run_testbed(
             "slowest_node_s": readiness.slowest_node_s,
         },
         "epoch_unix_ns": epoch,
+        # How fast the machine was over the measured interval (speed.py).
+        "machine_speed": gauge.summary(epoch, *measured),
         "testbed_wall_s": time.monotonic() - wall_started,
         "delay_stage": delay_stats,
         "delay_stage_scheduling": bed.delay_scheduling,

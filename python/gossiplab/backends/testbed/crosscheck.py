@@ -164,6 +164,11 @@ def table_rows(
         # Backends that sample CPU (resources.parquet): the testbed, and the model when it
         # charges CPU; simnet's virtual time has no CPU to compare.
         rows.append(row("node CPU while publishing", "cpu", "cores_all_nodes", unit="cores"))
+    load = ("run", "testbed", "machine_speed", "load_ns", "p50")
+    if _get(partner, *load) is not None:
+        # How fast the machine was in each real run (testbed/speed.py): higher is slower;
+        # the model has none.
+        rows.append(row("machine speed: ns per memory load (p50)", *load, unit="ns"))
     return rows
 
 

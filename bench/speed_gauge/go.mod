@@ -1,3 +1,0 @@
-module gossiplab/bench/speed_gauge
-
-go 1.22
