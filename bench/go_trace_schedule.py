@@ -19,6 +19,9 @@ under `TransitionStack=` and `Stack=`) and prints per trace:
   `findRunnable`, a timer), or a thread holding no P (`P=-1`: `sysmon`'s netpoll, whose
   goroutines `injectglist` puts on the global run queue, which a busy P serves one
   goroutine every 61st turn or all at once when its own queue is empty);
+- per goroutine role, how many other goroutines of the node were runnable when it was
+  readied (`Waiting->Runnable`): the run queue it joined, local and global together
+  (with one P every runnable goroutine waits for that P), p50 / p90 / p99;
 - per goroutine role and what it blocked on (`Running->Waiting Reason="..."`: "network"
   is the netpoller, where a read finds no data or a write finds the socket's buffer
   full; "chan send", "select", "sync.(*Cond).Wait" and so on) where (the first frame of
@@ -49,7 +52,14 @@ resources.go StateTransition.Stack: on creation, the new goroutine's start). A w
 counts for the role the goroutine has by the end of the trace. States entered before
 the trace began (`Undetermined->`) start no stretch and no wait.
 
+With `--model RUN --node N`, the same "others runnable" table for node N of a model run
+with `[cpu] record_waits` (goroutine_waits.parquet): at the start of each recorded wait
+(`t_ns - wait_ns`: readied, or put back after a turn used up) from the first publication
+to the last, as a trace of the measured interval, the node's other goroutines whose
+waits span that moment; the reader stands for handleNewStream and recvLoop together.
+
     go_trace_schedule.py RESULTS/go-traces/node-0.trace [...]
+    go_trace_schedule.py --model MODEL_RUN --node 5
 """
 
 from __future__ import annotations
@@ -120,6 +130,8 @@ class Schedule:
     readied: dict[int, list[tuple[int | str, int]]] = field(
         default_factory=lambda: defaultdict(list)
     )
+    # goroutine -> the other runnable goroutines at each of its Waiting->Runnable
+    queue_at_ready: dict[int, list[int]] = field(default_factory=lambda: defaultdict(list))
     first_ns: int | None = None
     last_ns: int | None = None
 
@@ -135,6 +147,13 @@ class Schedule:
             for role in ROLE_ORDER
             if out.get(role)
         }
+
+    def queue_at_ready_by_role(self) -> dict[str, list[int]]:
+        """Per role, the other runnable goroutines at its readyings, sorted."""
+        out: dict[str, list[int]] = defaultdict(list)
+        for goid, counts in self.queue_at_ready.items():
+            out[self.roles.get(goid, "other")] += counts
+        return {role: sorted(out[role]) for role in ROLE_ORDER if role in out}
 
     def waits_by_role(self) -> dict[str, list[int]]:
         out: dict[str, list[int]] = defaultdict(list)
@@ -223,6 +242,7 @@ def parse(lines: Iterable[str]) -> Schedule:
     waiting_since: dict[int, tuple[int, str]] = {}
     running_since: dict[int, int] = {}
     syscall_since: dict[int, int] = {}
+    runnable: set[int] = set()
     for header, body in _events(lines):
         head = _HEADER.match(header)
         assert head is not None
@@ -268,6 +288,11 @@ def parse(lines: Iterable[str]) -> Schedule:
             runnable_since[goid] = t
             if old == "Waiting":
                 readied_by[goid] = _readier(head)
+                s.queue_at_ready[goid].append(len(runnable - {goid}))
+        if new == "Runnable":
+            runnable.add(goid)
+        elif old == "Runnable":
+            runnable.discard(goid)
         if old == "Waiting" and goid in waiting_since:
             since, reason = waiting_since.pop(goid)
             s.blocked[goid][reason].append(t - since)
@@ -328,6 +353,10 @@ def report(name: str, s: Schedule) -> str:
         for who, waits in by.items():
             cells = " ".join(f"{quantile(waits, q) / 1e3:>9.1f}" for q in (0.5, 0.9, 0.99))
             out.append(f"  {role:<15} {who:<20} {len(waits):>7} {cells}")
+    out.append("  role             readied   others runnable then: p50   p90   p99")
+    for role, counts in s.queue_at_ready_by_role().items():
+        cells = " ".join(f"{quantile(counts, q):>5}" for q in (0.5, 0.9, 0.99))
+        out.append(f"  {role:<15} {len(counts):>8} {'':>21}{cells}")
     out.append("  role            running s    turns   share   syscalls   syscall s   P lost")
     by_role = s.running_by_role()
     all_running = sum(row.running_ns for row in by_role.values())
@@ -347,6 +376,41 @@ def report(name: str, s: Schedule) -> str:
     return "\n".join(out)
 
 
+def model_queue_at_ready(folder: Path, node: int) -> dict[str, list[int]]:
+    """Per goroutine kind of a model node, the other runnable goroutines at the start of
+    each of its recorded waits, sorted (the node's own waits for a core left out)."""
+    import numpy as np
+    import polars as pl
+
+    waits = (
+        pl.read_parquet(folder / "goroutine_waits.parquet")
+        .filter((pl.col("node") == node) & (pl.col("goroutine") != "node thread"))
+        .with_columns(start=pl.col("t_ns") - pl.col("wait_ns").cast(pl.Int64))
+    )
+    starts, ends = waits["start"].to_numpy(), waits["t_ns"].to_numpy()
+    publishes = folder / "publishes.parquet"
+    published = pl.read_parquet(publishes)["t_publish_ns"] if publishes.exists() else None
+    low, high = (published.min(), published.max()) if published is not None else (None, None)
+    out: dict[str, list[int]] = defaultdict(list)
+    for kind, start, end in zip(waits["goroutine"], starts, ends, strict=True):
+        if low is not None and not low <= start <= high:  # as a trace: while publishing
+            continue
+        spanning = int(np.count_nonzero((starts <= start) & (ends > start)))
+        out[kind].append(spanning - (1 if end > start else 0))  # not its own wait
+    return {kind: sorted(counts) for kind, counts in out.items()}
+
+
+def model_report(folder: Path, node: int) -> str:
+    out = [
+        f"{folder} node {node} (model)",
+        "  goroutine        waits   others runnable then: p50   p90   p99",
+    ]
+    for kind, counts in model_queue_at_ready(folder, node).items():
+        cells = " ".join(f"{quantile(counts, q):>5}" for q in (0.5, 0.9, 0.99))
+        out.append(f"  {kind:<15} {len(counts):>6} {'':>23}{cells}")
+    return "\n".join(out)
+
+
 def parsed_lines(trace: Path) -> list[str]:
     done = subprocess.run(
         ["go", "tool", "trace", "-d=parsed", str(trace)],
@@ -359,8 +423,14 @@ def parsed_lines(trace: Path) -> list[str]:
 
 def main(argv: list[str]) -> int:
     if not argv:
-        print(__doc__.strip().splitlines()[-1].strip(), file=sys.stderr)
+        print(__doc__.strip().splitlines()[-2].strip(), file=sys.stderr)
         return 2
+    if argv[0] == "--model":
+        if len(argv) != 4 or argv[2] != "--node":
+            print(__doc__.strip().splitlines()[-1].strip(), file=sys.stderr)
+            return 2
+        print(model_report(Path(argv[1]), int(argv[3])))
+        return 0
     for i, name in enumerate(argv):
         if i:
             print()

@@ -6,8 +6,19 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import polars as pl
+
 sys.path.insert(0, str(Path(__file__).parents[1] / "bench"))
-from go_trace_schedule import NO_P, SCHEDULER, median, parse, quantile, report, role_of
+from go_trace_schedule import (
+    NO_P,
+    SCHEDULER,
+    median,
+    model_queue_at_ready,
+    parse,
+    quantile,
+    report,
+    role_of,
+)
 
 PUBSUB = "github.com/libp2p/go-libp2p-pubsub"
 
@@ -29,6 +40,7 @@ def _event(
 
 VALIDATOR = f"{PUBSUB}.(*PubSub).validateWorker"
 LOOP = f"{PUBSUB}.(*PubSub).processLoop"
+READER = f"{PUBSUB}.(*PubSub).handleNewStream"
 SAMPLE = "".join(
     [
         "M=-1 P=-1 G=-1 Sync Time=10 N=1 Trace=10 Mono=10 Wall=2026-01-01T00:00:00Z\n",
@@ -232,3 +244,55 @@ def test_waits_by_who_readied_the_goroutine() -> None:
     assert s.waits_by_readier()["yamux recvLoop"] == {NO_P: [900], SCHEDULER: [30]}
     text = report("node-0", s)
     assert "  yamux recvLoop  no P (sysmon)              1       0.9       0.9       0.9" in text
+
+
+def test_the_goroutines_runnable_when_one_is_readied() -> None:
+    # In SAMPLE, G8 is readied at 1350 while G5, readied at 1300, waits: one other;
+    # every other readying finds the run queue empty.
+    s = parse(SAMPLE.splitlines())
+    assert s.queue_at_ready_by_role() == {
+        "validator": [0, 0],
+        "yamux recvLoop": [0],
+        "other": [0, 1],
+    }
+    # Two goroutines created runnable, then the validator readied behind them, then one
+    # of them runs and a reader is readied: 2, then 2 again (the other and the validator).
+    queue = "".join(
+        [
+            _event(1, 0, 1, 100, "GoID=20 NotExist->Runnable", LOOP, "main.main"),
+            _event(1, 0, 1, 110, "GoID=21 NotExist->Runnable", READER, "main.main"),
+            _event(1, 0, 20, 120, "GoID=22 Waiting->Runnable", VALIDATOR),
+            _event(1, 0, -1, 130, "GoID=20 Runnable->Running"),
+            _event(1, 0, 20, 140, "GoID=23 Waiting->Runnable", READER),
+        ]
+    )
+    s = parse(queue.splitlines())
+    assert s.queue_at_ready_by_role() == {"validator": [2], "reader": [2]}
+    text = report("node-1", s)
+    assert "  validator              1                          2     2     2" in text
+
+
+def test_the_model_s_goroutines_runnable_at_each_wait(tmp_path: Path) -> None:
+    # Node 3's recorded waits, [t_ns - wait_ns, t_ns): reader [5, 15), validator
+    # [10, 20), writer [12, 30), a zero wait of the loop at 14; its own thread's wait and
+    # node 4's are left out. At 5 nothing else waits; at 10 the reader; at 12 the reader
+    # and the validator; at 14 those and the writer.
+    rows = [
+        (3, "reader", 15, 10),
+        (3, "validator", 20, 10),
+        (3, "writer", 30, 18),
+        (3, "event loop", 14, 0),
+        (3, "node thread", 11, 8),
+        (4, "reader", 11, 8),
+    ]
+    folder = tmp_path / "run"
+    folder.mkdir()
+    pl.DataFrame(rows, schema=["node", "goroutine", "t_ns", "wait_ns"], orient="row").with_columns(
+        pl.col("wait_ns").cast(pl.UInt64)
+    ).write_parquet(folder / "goroutine_waits.parquet")
+    assert model_queue_at_ready(folder, 3) == {
+        "reader": [0],
+        "validator": [1],
+        "writer": [2],
+        "event loop": [3],
+    }
