@@ -31,7 +31,7 @@ from pathlib import Path
 import polars as pl
 
 from gossiplab.backends.testbed.binary import ensure_binary
-from gossiplab.backends.testbed.speed import read_readings, start_gauge, stop_gauge
+from gossiplab.backends.testbed.speed import percentiles, read_readings, start_gauge, stop_gauge
 
 GOSSIPLAB = Path(sys.executable).parent / "gossiplab"
 TESTBED_LOCK = "/tmp/testbed.lock"
@@ -39,12 +39,7 @@ TESTBED_LOCK = "/tmp/testbed.lock"
 
 def spread(values: list[float]) -> str:
     """p10 / p50 / p90."""
-    ordered = sorted(values)
-
-    def at(q: float) -> float:
-        return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
-
-    return f"{at(0.1):.1f} / {at(0.5):.1f} / {at(0.9):.1f}"
+    return " / ".join(f"{v:.1f}" for v in percentiles(values).values())
 
 
 def correlation(xs: list[float], ys: list[float]) -> float:
