@@ -14,6 +14,7 @@ from gossiplab.backends.testbed.crosscheck_runs import (
     median,
     merged,
     most_common,
+    runs_table,
     spread,
 )
 from gossiplab.backends.testbed.crosscheck_targets import verdicts
@@ -99,3 +100,17 @@ def test_the_figures_draw_each_backend_in_one_colour_named_once() -> None:
     assert legend_of("model", families["model"]) == "model (3 seeds)"
     assert legend_of("testbed", families["testbed"]) == "testbed (2 runs)"
     assert legend_of("simnet", ["simnet"]) == "simnet"
+
+
+def test_each_real_run_has_a_line_with_its_machine_speed() -> None:
+    rows = [
+        Row("per-receipt latency p50", 70.0, 80.0, "ms", partner_runs=(60.0, 100.0)),
+        Row("machine speed: ns per memory load (p50)", None, 210.0, "ns", (200.4, 219.6)),
+        Row("drops", 500.0, 9000.0, partner_runs=(8000.0, 10000.0)),
+    ]
+    headers, lines = runs_table(rows, ["testbed", "testbed-2"])
+    # The columns in the table's order, whichever order the rows came in; none without
+    # a row (here the node CPU and the p99).
+    assert headers == ["run", "ns per memory load", "latency p50 (ms)", "drops"]
+    assert lines == [["testbed", "200", "60.0", "8,000"], ["testbed-2", "220", "100.0", "10,000"]]
+    assert runs_table(rows[:1], ["testbed"])[1] == [], "one run: nothing to tell apart"

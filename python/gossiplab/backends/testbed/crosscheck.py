@@ -32,6 +32,7 @@ from gossiplab.backends.testbed import crosscheck_runs as several
 from gossiplab.backends.testbed import crosscheck_targets as targets
 from gossiplab.backends.testbed.crosscheck_figures import draw, measure_each
 from gossiplab.backends.testbed.crosscheck_speed import speed_note
+from gossiplab.backends.testbed.crosscheck_tables import html_table, markdown_section
 from gossiplab.backends.testbed.losses import drop_places
 from gossiplab.backends.testbed.partialcheck import METRICS as PARTIAL_METRICS
 from gossiplab.backends.testbed.partialcheck import partial_figures
@@ -467,10 +468,13 @@ def run_crosscheck(
         if count > 1 or len(modelled) > 1
         else ""
     )
+    run_headers, run_lines = several.runs_table(rows, real)
+    by_run = markdown_section(several.RUNS_INTRO, run_headers, run_lines) if run_lines else ""
     text = (
         markdown(rows, command, against)
         + targets.markdown(verdicts, against)
         + speed
+        + by_run
         + first_only
         + over_time.markdown(by_time, list(backends))
         + hops.markdown(hop_in, list(backends))
@@ -503,9 +507,15 @@ def run_crosscheck(
     )
     runs = {b: summaries[b]["run"] for b in backends}
     speed_paragraph = f"<p>{html.escape(speed.strip())}</p>" if speed else ""
+    by_run_html = (
+        f"<p>{html.escape(several.RUNS_INTRO)}</p>" + html_table(run_headers, run_lines)
+        if run_lines
+        else ""
+    )
     tables = (
         targets.html_table(verdicts, against)
         + speed_paragraph
+        + by_run_html
         + (f"<p>{html.escape(first_only.strip())}</p>" if first_only else ""),
         over_time.html_table(by_time, list(backends)),
         hops.html_table(hop_in, list(backends)),

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from gossiplab.backends.testbed.crosscheck_tables import cell
 from gossiplab.errors import GossiplabError
 from gossiplab.scenario.base import MAX_SEED
 from gossiplab.workload import schedule_seed
@@ -125,3 +126,32 @@ def inside(model: float | None, values: Sequence[float | None]) -> bool | None:
     if model is None or len(known) < 2:
         return None
     return min(known) <= model <= max(known)
+
+
+# The per-run table: the machine's speed beside what a run's nodes used and got.
+RUN_COLUMNS = (
+    ("machine speed: ns per memory load (p50)", "ns per memory load", 0),
+    ("node CPU while publishing", "node CPU (cores)", 3),
+    ("per-receipt latency p50", "latency p50 (ms)", 1),
+    ("per-receipt latency p99", "latency p99 (ms)", 1),
+    ("drops", "drops", 0),
+)
+
+
+RUNS_INTRO = "The real runs one by one (the machine's speed: higher is slower):"
+
+
+def runs_table(rows: Sequence[Row], folders: Sequence[str]) -> tuple[list[str], list[list[str]]]:
+    """With several real runs, one line per run (its folder): its machine speed, node CPU,
+    latency and drops, so a run on a slower machine can be told from the others; no
+    lines with one run."""
+    by_metric = {r.metric: r.partner_runs for r in rows}
+    columns = [(name, title, digits) for name, title, digits in RUN_COLUMNS if name in by_metric]
+    headers = ["run", *(title for _, title, _ in columns)]
+    if len(folders) < 2:
+        return headers, []
+    lines = [
+        [folder, *(cell(by_metric[name][k], digits) for name, _, digits in columns)]
+        for k, folder in enumerate(folders)
+    ]
+    return headers, lines
