@@ -26,6 +26,7 @@ import json
 import statistics
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import polars as pl
@@ -53,7 +54,7 @@ def watch(cpus: list[int], seconds: int, out_dir: Path) -> None:
     files = {cpu: out_dir / f"cpu{cpu}.gauge" for cpu in cpus}
     gauges = [start_gauge(binary, cpu, files[cpu]) for cpu in cpus]
     try:
-        subprocess.run(["sleep", str(seconds)], check=True)
+        time.sleep(seconds)
     finally:
         for gauge in gauges:
             stop_gauge(gauge)

@@ -130,6 +130,9 @@ TURN_FIELDS = {
     "per_send_loop_turn": "yamux sendLoop",
 }
 
+# Every cost of the section, in ns: what `speed` divides.
+EVERY_COST = (*COST_FIELDS, *LOOP_FIELDS, *TURN_FIELDS)
+
 
 class CpuConfig(Section):
     # "measured": every cost not given is the one measured on real nodes (see MEASURED).
@@ -220,7 +223,7 @@ class CpuConfig(Section):
         return self
 
     def charges(self) -> bool:
-        return any(getattr(self, name) for name in (*COST_FIELDS, *LOOP_FIELDS, *TURN_FIELDS))
+        return any(getattr(self, name) for name in EVERY_COST)
 
     def at_speed(self, ns: int) -> int:
         """A cost as the hosts pay it: measured on the reference machine, divided by
@@ -229,8 +232,7 @@ class CpuConfig(Section):
 
     def charged(self) -> CpuConfig:
         """This section with every cost as the hosts pay it (`at_speed`), at speed 1."""
-        names = (*COST_FIELDS, *LOOP_FIELDS, *TURN_FIELDS)
-        costs = {name: self.at_speed(getattr(self, name)) for name in names}
+        costs = {name: self.at_speed(getattr(self, name)) for name in EVERY_COST}
         return self.model_copy(update={**costs, "speed": 1.0})
 
     def sigmas(self) -> dict[str, float]:

@@ -16,6 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import polars as pl
+
+from gossiplab.analysis.ranks import nearest_rank
 from gossiplab.backends.testbed.cpus import affinity_prefix, online_cpus
 
 NS_PER_MS = 1_000_000
@@ -64,13 +67,9 @@ def read_readings(path: Path) -> list[Reading]:
 
 
 def percentiles(values: list[float]) -> dict[str, float]:
-    """p10, p50 and p90 (the value at rank int(q × n) of the sorted values)."""
-    ordered = sorted(values)
-
-    def at(q: float) -> float:
-        return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
-
-    return {"p10": at(0.1), "p50": at(0.5), "p90": at(0.9)}
+    """p10, p50 and p90, nearest rank as every metric (analysis/ranks.py)."""
+    ordered = pl.Series(sorted(values), dtype=pl.Float64)
+    return {f"p{q}": float(nearest_rank(ordered, q)) for q in (10, 50, 90)}
 
 
 def machine_speed(
