@@ -14,16 +14,17 @@ import (
 )
 
 // The speed gauge prints, once a second, how fast the CPU it runs on is at that moment
-// for two kinds of work, timed in the gauge thread's own CPU time (so sharing the CPU
-// with other threads does not change the reading, only the machine's speed does):
+// for two kinds of work, timed in the gauge thread's own CPU time (so time the CPU gives
+// other threads is not counted):
 //
 //	<unix ms> <ns per dependent load over 64 MiB> <µs per ed25519 verification>
 //
 // The loads measure the memory system (caches and DRAM, shared with whatever else runs
-// on the machine): the median of ten runs. The verification measures the core's
-// arithmetic: the fastest of ten, since one that another thread of the same CPU
-// interrupted, or whose caches it refilled, takes longer without the machine being
-// slower. It uses about 3 % of a CPU.
+// on the machine), the median of ten runs: another busy thread on the same CPU does not
+// change it, only the machine does. The verification measures the core's arithmetic as
+// the gauge gets it, the fastest of ten: another busy thread on the same CPU slows it
+// too (16-40 % beside a spinning process), through the core's own caches and
+// predictors. It uses about 3 % of a CPU.
 
 const (
 	gaugeChainWords  = 1 << 23 // 64 MiB of uint64: far beyond the caches

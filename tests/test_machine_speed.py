@@ -1,8 +1,8 @@
-"""The testbed's speed gauge (`gossiplab-node speed`, backends/testbed/speed.py): it reads
-the machine's speed, not how busy its CPU is (it times its work in its own thread's CPU
-time, so a CPU shared with a spinning process reads as fast as one of its own, while the
-wall clock of the same work would stretch), and a run keeps the readings of its measured
-interval."""
+"""The testbed's speed gauge (`gossiplab-node speed`, backends/testbed/speed.py): its load
+time reads the machine's speed, not how busy its CPU is (it times its work in its own
+thread's CPU time, so a CPU shared with a spinning process reads as fast as one of its
+own, while the wall clock of the same work would stretch), and a run keeps the readings
+of its measured interval."""
 
 from __future__ import annotations
 
@@ -73,7 +73,9 @@ def test_a_cpu_shared_with_a_spinning_process_reads_as_fast(tmp_path: Path) -> N
         spinner.kill()
     # Both CPUs see the same memory system at the same moments; the spinning process
     # takes half of the shared CPU's time, none of the gauge's own (a gauge on the wall
-    # clock read 2.3 times as long per load there).
+    # clock read 2.3 times as long per load there). The verification is not asserted:
+    # the spinning process slows it through the core's own caches (16-40 % in runs of
+    # this test), as it would a node's work there.
     alone_readings, shared_readings = (read_readings(tmp_path / f) for f in ("alone", "shared"))
     assert len(shared_readings) >= 3
 
@@ -81,6 +83,4 @@ def test_a_cpu_shared_with_a_spinning_process_reads_as_fast(tmp_path: Path) -> N
         return sorted(values)[len(values) // 2]
 
     loads = [median([r.load_ns for r in rs]) for rs in (alone_readings, shared_readings)]
-    verifies = [median([r.verify_us for r in rs]) for rs in (alone_readings, shared_readings)]
     assert loads[1] == pytest.approx(loads[0], rel=0.3)
-    assert verifies[1] == pytest.approx(verifies[0], rel=0.3)
