@@ -22,8 +22,11 @@ Items per goroutine, as the model counts them:
   it handles (`per_rpc_loop`), a message it publishes (`per_publish_loop`) and each
   peer it forwards one to (`per_forward_loop`), weighed by the model's costs; a turn
   takes RPCs and validated messages;
-- reader (`handleNewStream` and yamux's `recvLoop`): the kB it reads (`per_kb_received`);
-  a turn is `handleNewStream`'s;
+- yamux's `recvLoop` (read syscalls, Noise's decryption, the copy into the stream's
+  buffer): the kB it reads (`per_kb_received`); its turns are the trace's
+  `yamux recvLoop`'s;
+- reader (`handleNewStream`: the RPC out of the stream's buffer, decoded): an RPC
+  (`per_rpc_received`);
 - writer (`handleSendingMessages`): an RPC; sendLoop (yamux's `sendLoop`): an RPC and
   its kB (`per_rpc_sent`, `per_kb_sent`), one write syscall each;
 - validator (`validateWorker`): a copy validated.
@@ -64,7 +67,7 @@ APPORTIONED = ("gc", "tracer", "other", "loop: heartbeat")
 
 # The model's costs the fit scales (µs), python/gossiplab/scenario/cpu.py
 # MEASURED_ONE_P_LOOP: per RPC the loop handles, per message it publishes, per forward;
-# per kB read; per RPC and per kB written.
+# per kB read (recvLoop); per RPC and per kB written.
 LOOP_COSTS = {"rpcs_in": 5.5, "delivered": 5.7, "forwards": 1.5}
 READ_COSTS = {"kb_in": 6.0}
 SEND_COSTS = {"writes": 4.0, "kb_out": 6.0}
@@ -95,7 +98,8 @@ GOROUTINES = (
         ("rpcs_in", "delivered"),
         LOOP_COSTS,
     ),
-    Goroutine("reader", ("reader", "yamux-recv"), "reader", ("rpcs_in",), READ_COSTS),
+    Goroutine("recvLoop", ("yamux-recv",), "yamux recvLoop", ("kb_in",), READ_COSTS),
+    Goroutine("reader", ("reader",), "reader", ("rpcs_in",), {"rpcs_in": 1.0}),
     Goroutine("writer", ("writer",), "writer", ("writes",), {"writes": 1.0}),
     Goroutine("sendLoop", ("yamux-send",), "yamux sendLoop", ("writes",), SEND_COSTS),
     Goroutine("validator", ("validator",), "validator", ("validated",), {"validated": 1.0}),
@@ -148,7 +152,17 @@ def whole_run(folder: Path) -> pl.DataFrame:
     traffic = pl.read_parquet(folder / "traffic.parquet").filter(pl.col("kind") == "payload")
     received = traffic.select("node", received=pl.col("msgs_recv").cast(pl.Float64))
     delivered = pl.read_parquet(folder / "deliveries.parquet").group_by("node").len("delivered")
-    out = writes.join(received, on="node").join(delivered, on="node", how="left").fill_null(0)
+    kb = (
+        pl.read_parquet(folder / "traffic.parquet")
+        .group_by("node")
+        .agg(kb_in=pl.col("bytes_recv").sum() / 1000)
+    )
+    out = (
+        writes.join(received, on="node")
+        .join(kb, on="node")
+        .join(delivered, on="node", how="left")
+        .fill_null(0)
+    )
     rpcs_per_copy = out["writes"].sum() / out["received"].sum()
     return out.with_columns(
         rpcs_in=pl.col("received") * rpcs_per_copy,

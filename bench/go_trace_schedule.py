@@ -56,7 +56,8 @@ With `--model RUN --node N`, the same "others runnable" table for node N of a mo
 with `[cpu] record_waits` (goroutine_waits.parquet): at the start of each recorded wait
 (`t_ns - wait_ns`: readied, or put back after a turn used up) from the first publication
 to the last, as a trace of the measured interval, the node's other goroutines whose
-waits span that moment; the reader stands for handleNewStream and recvLoop together.
+waits span that moment (with the event loop the model has yamux's recvLoop apart from
+the reader, as Go; without it the reader stands for handleNewStream and recvLoop).
 
     go_trace_schedule.py RESULTS/go-traces/node-0.trace [...]
     go_trace_schedule.py --model MODEL_RUN --node 5

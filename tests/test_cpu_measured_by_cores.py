@@ -69,7 +69,9 @@ def test_a_scenario_on_one_core_pays_the_one_p_wake_up(tmp_path: Path) -> None:
 
 # docs/network-calibration.md, "Per goroutine turn": the one-P profiles by goroutine and
 # Go execution traces of the cliff file at 80-200 msg/s, each goroutine's CPU fitted as
-# a part per item and a part per turn (bench/cpu_fit_turns.py); the publisher's CPU per
+# a part per item and a part per turn (bench/cpu_fit_turns.py; yamux's recvLoop apart
+# from the stream's reader, by the profiles' frames and the traces' goroutines); the
+# publisher's CPU per
 # publication (signing and ValidateLocal's check of it); the node's wake-up fitted to
 # the real nodes' CPU with the model's own counts (bench/cpu_fit_wakeup.py): 11 µs.
 LOOP_ONE_P_US = {
@@ -77,8 +79,10 @@ LOOP_ONE_P_US = {
     "per_publish_loop": 3.72,
     "per_forward_loop": 0.98,
     "per_loop_turn": 4.48,
-    "per_kb_received": 2.25,
-    "per_reader_turn": 10.73,
+    "per_kb_received": 1.03,
+    "per_recv_loop_turn": 9.27,
+    "per_rpc_received": 1.88,
+    "per_reader_turn": 0.68,
     "per_rpc_sent": 4.44,
     "per_kb_sent": 4.36,
     "per_writer_turn": 1.37,
@@ -87,7 +91,6 @@ LOOP_ONE_P_US = {
     "per_validator_turn": 28.72,
     "per_publish": 94.3,
     "per_node_wakeup": 11,
-    "per_rpc_received": 0,
 }
 
 

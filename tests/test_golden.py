@@ -1,4 +1,4 @@
-"""Determinism guard: the event tables of five scenarios, pinned by hash.
+"""Determinism guard: the event tables of six scenarios, pinned by hash.
 
 A change that alters what the model does (event order, a protocol rule, a random draw)
 changes these hashes. That is allowed, but it must be a conscious change: update the
@@ -83,6 +83,37 @@ SCENARIOS: dict[str, dict[str, Any]] = {
             "sigma": 1.0,
         },
     },
+    # pubsub's event loop on one shared core (costs written out, each on its goroutine,
+    # with costs per turn): the readers' channel, the stream windows, yamux's sendLoop
+    # and recvLoop, Go's run queue and netpoller; overloaded (20 nodes × 600 msg/s).
+    "cpu-event-loop": {
+        "seed": 16,
+        "topology": {"kind": "random-regular", "nodes": 20, "degree": 6},
+        "network": {"latency": "10ms"},
+        "workload": {"messages": 200, "rate": "600/s", "size": "1000B"},
+        "cpu": {
+            "nodes_per_host": 20,
+            "cores": 1,
+            "time_slice": "1.5ms",
+            "event_loop": True,
+            "per_rpc_received": "2us",
+            "per_kb_received": "1us",
+            "per_copy": "45us",
+            "per_rpc_sent": "4us",
+            "per_kb_sent": "4us",
+            "per_publish": "90us",
+            "per_node_wakeup": "11us",
+            "per_rpc_loop": "4us",
+            "per_publish_loop": "4us",
+            "per_forward_loop": "1us",
+            "per_reader_turn": "1us",
+            "per_writer_turn": "1us",
+            "per_validator_turn": "29us",
+            "per_loop_turn": "4us",
+            "per_send_loop_turn": "6us",
+            "per_recv_loop_turn": "9us",
+        },
+    },
 }
 
 GOLDEN = {
@@ -91,6 +122,7 @@ GOLDEN = {
     "gossipsub-2.0-loss": "95a66d9536f5600068dc1037e76d87a04bf5ec27bebf4675c9101287027c4ea0",
     "cpu-own-cores": "7c70ab86613c4bf9f7fcb313d10e3c6814c477280250091f78fb5e1670c5e09a",
     "cpu-shared-hosts": "20cb86c5f415ece3a7d994f64dce934855a7bcdfb58356c9783b79c1733bd27d",
+    "cpu-event-loop": "92721ea7d3389312ac52d74351af5053f1a9124be50cfe4cd7d2fc99bcb4e122",
 }
 
 

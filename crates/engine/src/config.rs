@@ -98,12 +98,13 @@ pub struct CpuConfig {
     pub per_forward_loop_ns: Time,
     /// Each turn of a goroutine of that kind, on time-sliced hosts
     /// (`goroutines.rs`, `TurnCosts`): a peer's reader, a peer's writer, the validation
-    /// worker, the event loop, a connection's yamux `sendLoop`.
+    /// worker, the event loop, a connection's yamux `sendLoop` and `recvLoop`.
     pub per_reader_turn_ns: Time,
     pub per_writer_turn_ns: Time,
     pub per_validator_turn_ns: Time,
     pub per_loop_turn_ns: Time,
     pub per_send_loop_turn_ns: Time,
+    pub per_recv_loop_turn_ns: Time,
     /// Nodes whose goroutines' run-queue waits are recorded (time-sliced hosts).
     pub record_waits: Vec<u32>,
 }
@@ -117,6 +118,7 @@ impl CpuConfig {
             validator: self.per_validator_turn_ns,
             event_loop: self.per_loop_turn_ns,
             send_loop: self.per_send_loop_turn_ns,
+            recv_loop: self.per_recv_loop_turn_ns,
         }
     }
 
@@ -140,6 +142,7 @@ impl CpuConfig {
             self.per_validator_turn_ns,
             self.per_loop_turn_ns,
             self.per_send_loop_turn_ns,
+            self.per_recv_loop_turn_ns,
         ]
         .iter()
         .any(|&c| c > 0)
@@ -201,6 +204,7 @@ impl Default for CpuConfig {
             per_validator_turn_ns: 0,
             per_loop_turn_ns: 0,
             per_send_loop_turn_ns: 0,
+            per_recv_loop_turn_ns: 0,
             record_waits: Vec::new(),
         }
     }

@@ -13,9 +13,15 @@
 //! - a received RPC: `per_rpc_received` + `per_kb_received` × size (decryption, yamux
 //!   framing, protobuf decoding), in the reading goroutine of the peer's stream
 //!   (`comm.go:handleNewStream`), one RPC after the other per peer, before the event
-//!   loop sees it;
-//! - a wake-up of that reading goroutine: `per_read_wakeup`, once each time it goes from
-//!   waiting on the network to runnable, whatever it then reads (see `read_wakeup`);
+//!   loop sees it. With the event loop the two parts sit where go spends them: the
+//!   connection's yamux `recvLoop` (`Goroutine::RecvLoop`, go-yamux
+//!   `session.go:recvLoop`: the read syscalls, Noise's decryption, the copy into the
+//!   stream's buffer) pays `per_kb_received` × size, then readies the stream's reader,
+//!   which pays `per_rpc_received` (msgio's read from that buffer, protobuf decoding;
+//!   `recv_loop_cost`, `stream_read_cost`);
+//! - a wake-up of the goroutine that waited on the network (the reader, or the
+//!   `recvLoop`): `per_read_wakeup`, once each time it goes from waiting on the network
+//!   to runnable, whatever it then reads (see `read_wakeup`);
 //! - a copy validated: `per_copy` (the signature check and the validators,
 //!   `validation.go:validateWorker` → `validate` → `validateSignature`);
 //! - a sent RPC: `per_rpc_sent` + `per_kb_sent` × size (protobuf encoding, encryption,
@@ -224,6 +230,21 @@ impl Cpu {
         self.draw_pair(node, rpc, kb)
     }
 
+    /// CPU time `node`'s yamux `recvLoop` takes to read and decrypt an RPC of `bytes`
+    /// bytes and put it in its stream's buffer (with the event loop).
+    #[inline]
+    pub fn recv_loop_cost(&mut self, node: u32, bytes: u64) -> Time {
+        let mean = self.costs.per_kb_received_ns * bytes / 1000;
+        self.draw(node, mean, Cost::KbReceived)
+    }
+
+    /// CPU time `node`'s reader of a stream takes to take an RPC out of the stream's
+    /// buffer and decode it, after its `recvLoop` put it there (with the event loop).
+    #[inline]
+    pub fn stream_read_cost(&mut self, node: u32) -> Time {
+        self.draw(node, self.costs.per_rpc_received_ns, Cost::RpcReceived)
+    }
+
     /// CPU time `node`'s host takes to write an RPC of `bytes` bytes: its writer's
     /// work, then the kernel's for the RPC's TCP segments (`kernel_send_cost`).
     /// Inlined for exact costs (every σ 0, the common case: a few arithmetic steps);
@@ -374,11 +395,10 @@ impl Cpu {
         event: Event,
     ) {
         let woken = self.costs.per_read_wakeup_ns > 0
-            && matches!(g, Goroutine::Reader(_))
             && self
                 .slices
                 .as_ref()
-                .is_some_and(|s| s.waits_on_network(node, g));
+                .is_some_and(|s| s.reads_network(node, g) && s.waits_on_network(node, g));
         // A time-sliced node with no runnable goroutine and no data waiting for the
         // netpoller is not on a core nor in its host's run queue (`slices.rs`): this work
         // wakes it (`node_wakeup`).

@@ -5,9 +5,12 @@
 //! that pops its 32-RPC queue (`comm.go:handleSendingMessages`, `rpc_queue.go:Pop`), the
 //! validation workers on the 32-slot validation queue (`validation.go:validateWorker`),
 //! the application's goroutine that signs what it publishes (`topic.go:Publish`), and,
-//! with the event loop, pubsub's loop (`event_loop.rs`) and yamux's send goroutine per
-//! connection (`session.go:sendLoop`), which takes the frames the writer put on its
-//! 64-slot `sendCh` (`transport.rs`); the writer's `Write` readies it (`runnext`).
+//! with the event loop, pubsub's loop (`event_loop.rs`) and yamux's two goroutines per
+//! connection: `session.go:sendLoop`, which takes the frames the writer put on its
+//! 64-slot `sendCh` (`transport.rs`; the writer's `Write` readies it, `runnext`), and
+//! `session.go:recvLoop`, which reads the connection (read syscalls, Noise's
+//! decryption), puts each frame's data in its stream's buffer and readies the stream's
+//! reader parked in `Stream.Read` (`stream.go:readData` → `notifyWaiting`, `runnext`).
 //! Each one loops over its queue without blocking while it has work. Go's scheduler
 //! (`runtime/proc.go`) keeps runnable goroutines in a first-in first-out run queue (and
 //! one in its `runnext` slot, below); one runs until it blocks (its queue is empty) or
@@ -15,8 +18,8 @@
 //! turn writes every RPC waiting for its peer, and the validation workers get their turn
 //! among the readers and writers, not a turn per copy.
 //!
-//! Go's netpoller decides when a reading goroutine that waits on the network becomes
-//! runnable again. A P polls the network (non-blocking `netpoll(0)`) only when its local
+//! Go's netpoller decides when a reading goroutine that waits on the network (a peer's
+//! reader; with the event loop, the connection's `recvLoop`) becomes runnable again. A P polls the network (non-blocking `netpoll(0)`) only when its local
 //! and global run queues are empty (`runtime/proc.go:findRunnable`, "Poll network"
 //! after `runqget` and the global run queue); a thread with nothing to run blocks in
 //! `netpoll` and returns as soon as data arrives, setting `sched.lastpoll`; and `sysmon`
@@ -113,6 +116,10 @@ pub enum Goroutine {
     /// go-yamux's `session.go:sendLoop` of a link's connection, with the event loop:
     /// encrypts and writes what the link's writer put on `sendCh` (`transport.rs`).
     SendLoop(u32),
+    /// go-yamux's `session.go:recvLoop` of the connection a link arrives on, with the
+    /// event loop: reads and decrypts what arrives and hands each RPC's data to the
+    /// link's reader (`Event::Demuxed`).
+    RecvLoop(u32),
 }
 
 /// CPU a goroutine of each kind spends once per turn (each time the scheduler runs it
@@ -128,6 +135,7 @@ pub struct TurnCosts {
     pub validator: Time,
     pub event_loop: Time,
     pub send_loop: Time,
+    pub recv_loop: Time,
 }
 
 impl TurnCosts {
@@ -140,13 +148,15 @@ impl TurnCosts {
             self.event_loop,
             self.send_loop,
             0,
+            0,
+            self.recv_loop,
         ];
         by_kind[id.kind() as usize]
     }
 }
 
 /// The names of the goroutine kinds, by `Goroutine::kind`.
-pub const KIND_NAMES: [&str; 7] = [
+pub const KIND_NAMES: [&str; 8] = [
     "reader",
     "writer",
     "validator",
@@ -154,6 +164,7 @@ pub const KIND_NAMES: [&str; 7] = [
     "yamux sendLoop",
     "publisher",
     "node thread",
+    "yamux recvLoop",
 ];
 
 /// A recorded wait of a node's goroutine for its P, or of the node for a core: the
@@ -182,6 +193,7 @@ impl Goroutine {
             Goroutine::Loop => 3,
             Goroutine::SendLoop(_) => 4,
             Goroutine::Publisher => 5,
+            Goroutine::RecvLoop(_) => 7,
         }
     }
 }
@@ -445,7 +457,7 @@ impl Process {
         }
     }
 
-    /// Data of `cost` arrived at `now` for reading goroutine `id`. A runnable reader
+    /// Data of `cost` arrived at `now` for goroutine `id`, which reads the network. A runnable reader
     /// reads it in turn; a waiting one becomes runnable at once if the node has nothing
     /// else to run (its thread blocks in `netpoll`, which returns and sets
     /// `sched.lastpoll`), else at the next poll (`poll`).

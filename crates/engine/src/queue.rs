@@ -91,6 +91,9 @@ pub enum Event {
     Hello { link: u32 },
     /// The yamux sendLoop of `link`'s connection wrote an RPC (CPU).
     SendLoopDone { link: u32 },
+    /// The yamux recvLoop of the connection `link` arrives on read RPC `rpc` into the
+    /// stream's buffer (CPU); the stream's reader reads it from there.
+    Demuxed { link: u32, rpc: u32 },
 }
 
 impl Event {
@@ -121,6 +124,7 @@ impl Event {
             Event::WindowUpdate { .. } => 19,
             Event::LoopValidated { .. } => 20,
             Event::SendLoopDone { .. } => 21,
+            Event::Demuxed { .. } => 22,
         }
     }
 }

@@ -89,22 +89,20 @@ impl Simulation {
     pub(crate) fn decode(&mut self, link: u32, rpc: u32) {
         let receiver = self.links.peer[link as usize];
         if self.cpu.time_sliced() {
-            let cost = self
-                .cpu
-                .read_cost(receiver, self.rpcs.get(rpc).total_bytes());
-            // With the event loop, the reader hands the RPC on (`event_loop.rs`).
-            let event = if self.loops.is_empty() {
-                Event::Decoded { link, rpc }
+            let bytes = self.rpcs.get(rpc).total_bytes();
+            // With the event loop, yamux's recvLoop reads it first (`read_stream`).
+            let (g, cost, event) = if self.loops.is_empty() {
+                let cost = self.cpu.read_cost(receiver, bytes);
+                (Goroutine::Reader(link), cost, Event::Decoded { link, rpc })
             } else {
-                Event::Read { link, rpc }
+                let cost = self.cpu.recv_loop_cost(receiver, bytes);
+                (
+                    Goroutine::RecvLoop(link),
+                    cost,
+                    Event::Demuxed { link, rpc },
+                )
             };
-            self.cpu.submit(
-                &mut self.queue,
-                receiver,
-                Goroutine::Reader(link),
-                cost,
-                event,
-            );
+            self.cpu.submit(&mut self.queue, receiver, g, cost, event);
             return;
         }
         // Asked before the read, which changes neither the RPC nor the seen cache: the
@@ -120,6 +118,24 @@ impl Simulation {
             self.queue
                 .push(done, receiver, Event::Decoded { link, rpc });
         }
+    }
+
+    /// With the event loop: yamux's recvLoop put RPC `rpc` in `link`'s stream buffer and
+    /// readied the stream's reader if it was parked in `Stream.Read` (go-yamux
+    /// `stream.go:readData` → `notifyWaiting`, a send on `recvNotifyCh` → `goready`,
+    /// into `runnext`: this is the recvLoop's hand-off). The reader decodes it, then
+    /// hands it to the event loop (`Event::Read`, `event_loop.rs`).
+    pub(crate) fn read_stream(&mut self, link: u32, rpc: u32) {
+        let receiver = self.links.peer[link as usize];
+        let cost = self.cpu.stream_read_cost(receiver);
+        let event = Event::Read { link, rpc };
+        self.cpu.submit(
+            &mut self.queue,
+            receiver,
+            Goroutine::Reader(link),
+            cost,
+            event,
+        );
     }
 
     #[inline]

@@ -207,6 +207,17 @@ impl Slices {
         self.procs[node as usize].process.waits_on_network(g)
     }
 
+    /// True if work given to `node`'s goroutine `g` now is data from the network: the
+    /// `recvLoop`'s always, a reader's unless its `recvLoop` hands it on (during the
+    /// `recvLoop`'s piece; with the event loop the reader reads the stream's buffer).
+    pub fn reads_network(&self, node: u32, g: Goroutine) -> bool {
+        match g {
+            Goroutine::RecvLoop(_) => true,
+            Goroutine::Reader(_) => !self.handing_off(node),
+            _ => false,
+        }
+    }
+
     /// Every recorded wait, by node: its goroutines' for its P, then its own for a core
     /// (the kind `NODE_THREAD`).
     pub fn waits(&self) -> impl Iterator<Item = Waited> + '_ {
@@ -266,12 +277,15 @@ impl Slices {
         event: Event,
         used: &mut CpuUse,
     ) {
+        // Data for a goroutine that reads the network: runnable when Go's netpoller
+        // says so.
+        let network = self.reads_network(node, g);
         let p = &mut self.procs[node as usize];
         p.process.at(queue.now());
-        match g {
-            // Data for a reading goroutine: runnable when Go's netpoller says so.
-            Goroutine::Reader(_) => p.process.arrive(g, cost, event, queue.now()),
-            _ => p.process.push(g, cost, event, wake),
+        if network {
+            p.process.arrive(g, cost, event, queue.now());
+        } else {
+            p.process.push(g, cost, event, wake);
         }
         if p.running || p.waiting || !p.process.has_work() {
             return;

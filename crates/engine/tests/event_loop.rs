@@ -17,6 +17,12 @@ use serde_json::json;
 /// costs 10 µs, the event loop's handling 100 µs; validating, sending and signing are
 /// free. Node 1's delivery times, after the first copy's arrival at 110 ms (the others
 /// follow 1 µs apart, each before the reader has read the one before).
+///
+/// With the event loop, yamux's recvLoop reads the connection (free here: no cost per
+/// kB) and readies the stream's reader (`runnext`), then parks on the network: an RPC
+/// that arrives while the node runs waits in the kernel until the node's run queue
+/// empties (`findRunnable`'s netpoll, `goroutines.rs`), and the recvLoop then reads
+/// everything that arrived in one turn.
 fn deliveries(event_loop: bool, count: u32) -> Vec<u64> {
     deliveries_at_costs(
         json!({"cpu": {
@@ -47,32 +53,79 @@ fn without_the_event_loop_a_copy_is_handled_when_read() {
 
 #[test]
 fn a_reader_blocks_on_the_full_channel_and_lets_the_loop_run() {
-    // 100 RPCs arrive from 110 ms. The reader reads them 10 µs each; the first goes
-    // straight to the idle loop (chansend hands it to the waiting receiver), which
-    // becomes runnable behind the reader; 2..33 fill the 32 slots; the reader parks
-    // with 34 at 340 µs (runtime/chan.go:chansend). The loop handles 1..34 (each take
-    // lets the parked RPC in; the reader, runnable again, waits for the loop's turn to
-    // end or the loop to run dry): 440 .. 3,740 µs. The reader then reads 35 (taken at
-    // once) and 36..67 into the slots, parks with 68 at 4,080; the loop handles 35..68,
-    // 4,180 .. 7,480. The reader reads 69..100 (7,490 .. 7,800), the loop handles them
-    // 7,900 .. 11,000. A channel that never fills would let the reader read all 100
-    // first and deliver from 1,100 µs.
+    // 100 RPCs arrive from 110 ms. The recvLoop hands RPC 1 to the reader, which reads
+    // it 0-10 µs and sends it straight to the idle loop (chansend hands it to the
+    // waiting receiver), which runs 10-110 while 2..100 arrive: the run queue empties
+    // at 110 and the recvLoop takes them all. The reader reads them 10 µs each: 2 goes
+    // to the idle loop at 120, 3..34 fill the 32 slots; the reader parks with 35 at
+    // 450 µs (runtime/chan.go:chansend). The loop handles 2..35 (each take lets the
+    // parked RPC in; the reader, runnable again, waits for the loop's turn to end or
+    // the loop to run dry): 550 .. 3,850 µs. The reader then reads 36 (taken at once)
+    // and 37..68 into the slots, parks with 69 at 4,190; the loop handles 36..69,
+    // 4,290 .. 7,590. The reader reads 70..100 (7,600 .. 7,900), the loop handles them
+    // 8,000 .. 11,000. A channel that never fills would let the reader read 2..100
+    // first and deliver them from 1,210 µs.
     let expected: Vec<u64> = (1..=100u64)
         .map(|k| match k {
-            1..=34 => 340 + k * 100,
-            35..=68 => 4_080 + (k - 34) * 100,
-            _ => 7_800 + (k - 68) * 100,
+            1 => 110,
+            2..=35 => 350 + k * 100,
+            36..=69 => 4_190 + (k - 35) * 100,
+            _ => 7_900 + (k - 69) * 100,
         })
         .map(|t| t * US)
         .collect();
     assert_eq!(deliveries(true, 100), expected);
 }
 
+/// Node 1's deliveries of two RPCs 1 µs apart (`deliveries`) with the event loop at
+/// 100 µs per RPC and reading costs `per_kb` per kB and `wakeup` per wake-up from the
+/// network (yamux's recvLoop) and 10 µs per RPC (the stream's reader); and the bytes
+/// the recvLoop reads for each RPC, at `per_kb`.
+fn recv_loop_deliveries(per_kb: u64, wakeup: u64) -> (Vec<u64>, u64) {
+    let c = config(2, "floodsub", 10 * MS, 2 * S, 1, json!({}));
+    let rpc = WireSizes::frame(WireSizes::new(&c.protocol).publish_field(100));
+    let at = deliveries_at_costs(
+        json!({"cpu": {
+            "nodes_per_host": 2, "cores": 1, "time_slice_ns": 100 * MS,
+            "per_kb_received_ns": per_kb, "per_read_wakeup_ns": wakeup,
+            "per_rpc_received_ns": 10 * US, "per_rpc_loop_ns": 100 * US, "event_loop": true,
+        }}),
+        2,
+    );
+    (at, per_kb * rpc / 1000)
+}
+
+#[test]
+fn yamux_s_recv_loop_reads_ahead_while_data_is_there_and_parks_when_not() {
+    // go-yamux session.go:recvLoop reads the connection and decrypts (per_kb_received,
+    // and the wake-up from the network, per_read_wakeup), puts each frame's data in its
+    // stream's buffer and readies the reader parked in Stream.Read (stream.go:readData
+    // → notifyWaiting → goready: runnext); the reader decodes (per_rpc_received, with
+    // no wake-up of its own: the recvLoop readied it).
+    //
+    // The recvLoop reads on while data is there: 5 µs of wake-up and k of bytes for RPC
+    // 1 (k = 20 µs per kB), then RPC 2, arrived at 1 µs meanwhile; the reader, in
+    // runnext, runs once it parks: both RPCs at 5 + 2k, decoded in 20 µs, the loop
+    // handles them 100 µs each.
+    let (at, k) = recv_loop_deliveries(20 * US, 5 * US);
+    let read = 5 * US + 2 * k + 20 * US;
+    assert_eq!(at, [read + 100 * US, read + 200 * US]);
+    // At 1 µs per kB it has read RPC 1 before RPC 2 arrives, and parks on the network:
+    // RPC 2 waits in the kernel while the reader and the loop run RPC 1 (k + 10 + 100
+    // µs), then goes the same way.
+    let (at, k) = recv_loop_deliveries(US, 0);
+    assert!(k < US, "RPC 1 is read before RPC 2 arrives");
+    assert_eq!(at, [k + 110 * US, 2 * k + 220 * US]);
+}
+
 #[test]
 fn below_the_channel_s_size_the_reader_reads_everything_first() {
-    // 20 RPCs: 1 to the loop, 2..20 into the slots by 200 µs, no reader parks; the loop
-    // runs after the reader: 300, 400, .. 2,200 µs.
-    let expected: Vec<u64> = (1..=20).map(|k| (200 + k * 100) * US).collect();
+    // 20 RPCs: 1 read 0-10 µs and handled 10-110 (the recvLoop takes 2..20 once the
+    // loop is done); 2 to the idle loop at 120, 3..20 into the slots by 300 µs, no
+    // reader parks; the loop runs after the reader: 400, 500, .. 2,200 µs.
+    let expected: Vec<u64> = (1..=20)
+        .map(|k| if k == 1 { 110 } else { 200 + k * 100 } * US)
+        .collect();
     assert_eq!(deliveries(true, 20), expected);
 }
 
@@ -204,15 +257,16 @@ fn validated_deliveries(event_loop: bool, count: u32, more: serde_json::Value) -
 #[test]
 fn a_validated_copy_is_delivered_by_the_event_loop() {
     // pubsub.go:processLoop → publishMessage: the worker hands the copy back to the
-    // loop through sendMsg (validation.go:sendMsgBlocking). The reader reads 0-10 and
-    // 10-20 µs (RPC 1 goes to the idle loop, RPC 2 into `incoming`); the loop handles
-    // both 20-120 and 120-220, each pushing its copy to validation; the worker validates
-    // 220-240 (hands copy 1 to the idle loop) and 240-260; the loop publishes copy 1
-    // 260-310 and copy 2 310-360 (per_publish_loop). Without the loop the reader reads
-    // 0-10 and 10-20 and each copy is delivered when validated: 20-40 and 40-60.
+    // loop through sendMsg (validation.go:sendMsgBlocking). The reader reads RPC 1 0-10
+    // µs and hands it to the idle loop, which handles it 10-110 and pushes the copy to
+    // validation; the worker validates 110-130 and hands it to the idle loop, which
+    // publishes it 130-180 (per_publish_loop). The run queue empty, the recvLoop takes
+    // RPC 2 (arrived at 1 µs, while the node ran): read 180-190, handled 190-290,
+    // validated 290-310, published 310-360. Without the loop the reader reads 0-10 and
+    // 10-20 and each copy is delivered when validated: 20-40 and 40-60.
     assert_eq!(
         validated_deliveries(true, 2, json!({})),
-        [310 * US, 360 * US]
+        [180 * US, 360 * US]
     );
     assert_eq!(
         validated_deliveries(false, 2, json!({})),
@@ -226,23 +280,26 @@ fn each_goroutine_pays_its_turn_once_for_the_items_it_takes_in_it() {
     // goroutine turn (goroutines.rs, TurnCosts): each goroutine loops over its queue
     // without blocking while it has work (pubsub.go:processLoop's select,
     // validation.go:validateWorker, comm.go:handleNewStream), so a turn's cost goes
-    // with its first item. The reader reads RPCs 1 and 2 in one turn, 0-13 and 13-23;
-    // the loop, readied by the first, handles both in one turn, 23-153 and 153-253;
-    // the worker validates both in one turn, 253-280 and 280-300, and readies the
-    // loop, which publishes copy 1 in a new turn, 300-380, and copy 2, 380-430.
+    // with its first item. The recvLoop's turn, 0-3 µs, takes RPC 1 and RPC 2 (arrived
+    // at 1 µs: its next read finds it, it does not park); the reader, readied by the
+    // first, reads both in one turn, 3-16 and 16-26; the loop, readied by the first,
+    // handles both in one turn, 26-156 and 156-256; the worker validates both in one
+    // turn, 256-283 and 283-303, and readies the loop, which publishes copy 1 in a new
+    // turn, 303-383, and copy 2, 383-433.
     let turns = json!({
         "per_reader_turn_ns": 3 * US, "per_loop_turn_ns": 30 * US,
-        "per_validator_turn_ns": 7 * US,
+        "per_validator_turn_ns": 7 * US, "per_recv_loop_turn_ns": 3 * US,
     });
-    assert_eq!(validated_deliveries(true, 2, turns), [380 * US, 430 * US]);
+    assert_eq!(validated_deliveries(true, 2, turns), [383 * US, 433 * US]);
 }
 
 #[test]
 fn a_message_with_nothing_to_validate_is_published_while_its_rpc_is_handled() {
     // Unsigned, no validator: validation.go:Push returns true and pubsub.go:pushMsg
     // calls publishMessage inside handleIncomingRPC, so the loop's piece for the RPC
-    // costs 100 + 50 µs. 20 RPCs: the reader reads them all by 200 µs (none parks), then
-    // the loop handles them: 350, 500, .. 3,200 µs.
+    // costs 100 + 50 µs. 20 RPCs: RPC 1 read 0-10 and handled 10-160; then the reader
+    // reads 2..20 by 350 µs (none parks), and the loop handles them: 500, 650, ..
+    // 3,200 µs.
     let at = deliveries_at_costs(
         json!({"cpu": {
             "nodes_per_host": 2, "cores": 1, "time_slice_ns": 100 * MS,
@@ -251,7 +308,9 @@ fn a_message_with_nothing_to_validate_is_published_while_its_rpc_is_handled() {
         }}),
         20,
     );
-    let expected: Vec<u64> = (1..=20).map(|k| (200 + k * 150) * US).collect();
+    let expected: Vec<u64> = (1..=20)
+        .map(|k| if k == 1 { 160 } else { 200 + k * 150 } * US)
+        .collect();
     assert_eq!(at, expected);
 }
 

@@ -72,8 +72,9 @@ MEASURED_ONE_P: dict[str, int] = {
 # collector's and the testbed's tracer's work apportioned to the goroutines by their CPU:
 # the loop 3.59 µs per RPC it handles (pubsub.go:handleIncomingRPC), 3.72 µs per message
 # it publishes (publishMessage) and 0.98 µs per peer it forwards it to
-# (gossipsub.go:sendRPC), 4.48 µs per turn; the readers (handleNewStream, yamux's
-# recvLoop) 2.25 µs per kB, 10.73 µs per turn; the writers 1.37 µs per turn, their
+# (gossipsub.go:sendRPC), 4.48 µs per turn; yamux's recvLoop (read syscalls, decryption)
+# 1.03 µs per kB, 9.27 µs per turn; the readers (handleNewStream: the stream's buffer,
+# decoding) 1.88 µs per RPC, 0.68 µs per turn; the writers 1.37 µs per turn, their
 # 1.54 µs per RPC charged with the sendLoop's 2.90 µs per RPC and 4.36 µs per kB, the
 # sendLoop 5.66 µs per turn; the validation worker 44.69 µs per copy, 28.72 µs per turn;
 # the publisher 94.3 µs per publication (topic.go:Publish signs, then ValidateLocal checks
@@ -84,18 +85,19 @@ MEASURED_ONE_P_LOOP: dict[str, int] = {
     **MEASURED,
     "per_read_wakeup": 0,
     "per_node_wakeup": 11 * US,
-    "per_rpc_received": 0,
-    "per_kb_received": 2_250,
+    "per_rpc_received": 1_880,
+    "per_kb_received": 1_030,
     "per_rpc_sent": 4_440,
     "per_kb_sent": 4_360,
     "per_rpc_loop": 3_590,
     "per_publish_loop": 3_720,
     "per_forward_loop": 980,
-    "per_reader_turn": 10_730,
+    "per_reader_turn": 680,
     "per_writer_turn": 1_370,
     "per_validator_turn": 28_720,
     "per_loop_turn": 4_480,
     "per_send_loop_turn": 5_660,
+    "per_recv_loop_turn": 9_270,
 }
 MEASURED_PER_COPY = {"strict-sign": 84 * US, "strict-no-sign": 0}
 # ed25519 in the validation worker on one P (validation.go:validateWorker), with the loop
@@ -128,6 +130,7 @@ TURN_FIELDS = {
     "per_validator_turn": "validator",
     "per_loop_turn": "event loop",
     "per_send_loop_turn": "yamux sendLoop",
+    "per_recv_loop_turn": "yamux recvLoop",
 }
 
 # Every cost of the section, in ns: what `speed` divides.
@@ -142,10 +145,14 @@ class CpuConfig(Section):
     cores: int = Field(default=1, ge=1, le=1024)
     # Each validated copy (signature check, validators); added to network.cpu_per_message.
     per_copy: Duration = 0
+    # Reading an RPC: per RPC and per 1000 bytes (decryption, framing, decoding). With
+    # the event loop the bytes' part is yamux's recvLoop's, the RPC's the stream
+    # reader's (decoding).
     per_rpc_received: Duration = 0
-    per_kb_received: Duration = 0  # per 1000 bytes read (decryption, framing)
-    # Each time a peer's reading goroutine wakes up from waiting on the network (read
-    # syscalls, netpoller, scheduler), shared by the RPCs it then reads before it waits.
+    per_kb_received: Duration = 0
+    # Each time the goroutine reading a peer's connection (with the event loop, yamux's
+    # recvLoop) wakes up from waiting on the network (read syscalls, netpoller,
+    # scheduler), shared by the RPCs it then reads before it waits.
     per_read_wakeup: Duration = 0
     # Each time a node with nothing to run gets work (its thread woken from the blocking
     # netpoll), shared by all the work it does before it idles again.
@@ -198,6 +205,7 @@ class CpuConfig(Section):
     per_validator_turn: Duration = 0
     per_loop_turn: Duration = 0
     per_send_loop_turn: Duration = 0
+    per_recv_loop_turn: Duration = 0
     # Record the run-queue waits of these nodes' goroutines (goroutine_waits.parquet), to
     # set beside Go's execution traces of the same nodes ([testbed] go_trace,
     # bench/go_trace_schedule.py), and the nodes' own waits for a core ("node thread",
