@@ -10,7 +10,8 @@
 //! 64-slot `sendCh` (`transport.rs`; the writer's `Write` readies it, `runnext`), and
 //! `session.go:recvLoop`, which reads the connection (read syscalls, Noise's
 //! decryption), puts each frame's data in its stream's buffer and readies the stream's
-//! reader parked in `Stream.Read` (`stream.go:readData` → `notifyWaiting`, `runnext`).
+//! reader parked in `Stream.Read` (`stream.go:readData` → `asyncNotify(s.recvNotifyCh)`,
+//! `runnext`).
 //! Each one loops over its queue without blocking while it has work. Go's scheduler
 //! (`runtime/proc.go`) keeps runnable goroutines in a first-in first-out run queue (and
 //! one in its `runnext` slot, below); one runs until it blocks (its queue is empty) or

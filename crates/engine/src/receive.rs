@@ -122,7 +122,7 @@ impl Simulation {
 
     /// With the event loop: yamux's recvLoop put RPC `rpc` in `link`'s stream buffer and
     /// readied the stream's reader if it was parked in `Stream.Read` (go-yamux
-    /// `stream.go:readData` → `notifyWaiting`, a send on `recvNotifyCh` → `goready`,
+    /// `stream.go:readData` → `asyncNotify`, a send on `recvNotifyCh` → `goready`,
     /// into `runnext`: this is the recvLoop's hand-off). The reader decodes it, then
     /// hands it to the event loop (`Event::Read`, `event_loop.rs`).
     pub(crate) fn read_stream(&mut self, link: u32, rpc: u32) {

@@ -100,8 +100,8 @@ fn yamux_s_recv_loop_reads_ahead_while_data_is_there_and_parks_when_not() {
     // go-yamux session.go:recvLoop reads the connection and decrypts (per_kb_received,
     // and the wake-up from the network, per_read_wakeup), puts each frame's data in its
     // stream's buffer and readies the reader parked in Stream.Read (stream.go:readData
-    // → notifyWaiting → goready: runnext); the reader decodes (per_rpc_received, with
-    // no wake-up of its own: the recvLoop readied it).
+    // → asyncNotify(recvNotifyCh) → goready: runnext); the reader decodes
+    // (per_rpc_received, with no wake-up of its own: the recvLoop readied it).
     //
     // The recvLoop reads on while data is there: 5 µs of wake-up and k of bytes for RPC
     // 1 (k = 20 µs per kB), then RPC 2, arrived at 1 µs meanwhile; the reader, in
