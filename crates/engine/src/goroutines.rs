@@ -20,9 +20,10 @@
 //! among the readers and writers, not a turn per copy.
 //!
 //! Go's netpoller decides when a reading goroutine that waits on the network (a peer's
-//! reader; with the event loop, the connection's `recvLoop`) becomes runnable again. A P polls the network (non-blocking `netpoll(0)`) only when its local
-//! and global run queues are empty (`runtime/proc.go:findRunnable`, "Poll network"
-//! after `runqget` and the global run queue); a thread with nothing to run blocks in
+//! reader; with the event loop, the connection's `recvLoop`) becomes runnable again. A P
+//! polls the network (non-blocking `netpoll(0)`) only when its local and global run
+//! queues are empty (`runtime/proc.go:findRunnable`, "Poll network" after `runqget` and
+//! the global run queue); a thread with nothing to run blocks in
 //! `netpoll` and returns as soon as data arrives, setting `sched.lastpoll`; and `sysmon`
 //! polls when the network was not polled for 10 ms (`runtime/proc.go:sysmon`,
 //! `lastpoll+10*1000*1000 < now`). So while a node has runnable goroutines, data for a
@@ -458,9 +459,9 @@ impl Process {
         }
     }
 
-    /// Data of `cost` arrived at `now` for goroutine `id`, which reads the network. A runnable reader
-    /// reads it in turn; a waiting one becomes runnable at once if the node has nothing
-    /// else to run (its thread blocks in `netpoll`, which returns and sets
+    /// Data of `cost` arrived at `now` for goroutine `id`, which reads the network. A
+    /// runnable one reads it in turn; a waiting one becomes runnable at once if the node
+    /// has nothing else to run (its thread blocks in `netpoll`, which returns and sets
     /// `sched.lastpoll`), else at the next poll (`poll`).
     pub fn arrive(&mut self, id: Goroutine, cost: Time, event: Event, now: Time) {
         if self.runnable(id) {
