@@ -71,9 +71,9 @@ def test_a_scenario_on_one_core_pays_the_one_p_wake_up(tmp_path: Path) -> None:
 # Go execution traces of the cliff file at 80-200 msg/s, each goroutine's CPU fitted as
 # a part per item and a part per turn (bench/cpu_fit_turns.py; yamux's recvLoop apart
 # from the stream's reader, by the profiles' frames and the traces' goroutines); the
-# publisher's CPU per
-# publication (signing and ValidateLocal's check of it); the node's wake-up fitted to
-# the real nodes' CPU with the model's own counts (bench/cpu_fit_wakeup.py): 11 µs.
+# publisher's CPU per publication (signing and ValidateLocal's check of it); the node's
+# wake-up fitted to the real nodes' CPU with the model's own counts
+# (bench/cpu_fit_wakeup.py): 11 µs.
 LOOP_ONE_P_US = {
     "per_rpc_loop": 3.59,
     "per_publish_loop": 3.72,

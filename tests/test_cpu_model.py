@@ -252,7 +252,8 @@ def test_the_report_line_gives_the_costs_at_the_hosts_speed() -> None:
 
 
 def test_the_report_line_names_the_costs_per_goroutine_turn() -> None:
-    turns = {"nodes_per_host": 40, "per_writer_turn": "4us", "per_loop_turn": "2.5us"}
+    turns = {"nodes_per_host": 40, "event_loop": True, "per_writer_turn": "4us"}
+    turns |= {"per_loop_turn": "2.5us"}
     line = cpu_per_hop(parse_scenario({"cpu": turns}, HERE))
     assert line.startswith("per goroutine turn: writer 4 µs, event loop 2.5 µs; 40 nodes")
     line = cpu_per_hop(parse_scenario({"cpu": {**turns, "per_copy": "60us"}}, HERE))
@@ -264,6 +265,19 @@ def test_a_turn_cost_on_a_host_without_time_slices_names_the_field() -> None:
         parse_scenario({"cpu": {"per_writer_turn": "4us"}}, HERE)
     with pytest.raises(ScenarioError, match=r"cpu\.event_loop = false"):
         parse_scenario({"cpu": {"event_loop": True, "nodes_per_host": 2, "cores": 2}}, HERE)
+
+
+def test_a_cost_of_the_event_loop_s_goroutines_without_the_loop_names_the_field() -> None:
+    # pubsub's loop and yamux's sendLoop and recvLoop are goroutines of the model only
+    # with the event loop (crates/engine/src/goroutines.rs): their costs would do nothing.
+    shared = {"nodes_per_host": 40}
+    for name in ("per_recv_loop_turn", "per_send_loop_turn", "per_rpc_loop"):
+        with pytest.raises(ScenarioError, match=rf"cpu\.{name} .*cpu\.event_loop = true"):
+            parse_scenario({"cpu": {**shared, name: "4us"}}, HERE)
+    looped = parse_scenario(
+        {"cpu": {**shared, "event_loop": True, "per_recv_loop_turn": "4us"}}, HERE
+    )
+    assert looped.cpu.per_recv_loop_turn == 4_000
 
 
 def test_recorded_goroutine_waits_are_written_for_the_nodes_named(tmp_path: Path) -> None:
@@ -280,7 +294,8 @@ def test_recorded_goroutine_waits_are_written_for_the_nodes_named(tmp_path: Path
     waits = pl.read_parquet(tmp_path / "run" / "goroutine_waits.parquet")
     assert set(waits["node"].to_list()) == {1}
     counts = dict(waits.group_by("goroutine").len().iter_rows())
-    assert {"reader", "event loop", "validator", "yamux sendLoop", "node thread"} <= set(counts)
+    goroutines = {"reader", "event loop", "validator", "yamux sendLoop", "yamux recvLoop"}
+    assert goroutines | {"node thread"} <= set(counts)
     deliveries = pl.read_parquet(tmp_path / "run" / "deliveries.parquet")
     assert counts["validator"] == deliveries.filter(pl.col("node") == 1).height
     plain = {**data, "cpu": {"costs": "measured", "nodes_per_host": 2}}

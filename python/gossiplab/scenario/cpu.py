@@ -133,6 +133,10 @@ TURN_FIELDS = {
     "per_recv_loop_turn": "yamux recvLoop",
 }
 
+# The costs of goroutines the model has only with the event loop (pubsub's loop, yamux's
+# sendLoop and recvLoop).
+EVENT_LOOP_FIELDS = (*LOOP_FIELDS, "per_loop_turn", "per_send_loop_turn", "per_recv_loop_turn")
+
 # Every cost of the section, in ns: what `speed` divides.
 EVERY_COST = (*COST_FIELDS, *LOOP_FIELDS, *TURN_FIELDS)
 
@@ -214,6 +218,20 @@ class CpuConfig(Section):
     # How fast the hosts run, against the machine the costs were measured on: every cost
     # (given or measured, and network.cpu_per_message) is divided by it. 2: twice as fast.
     speed: float = Field(default=1.0, gt=0, le=1000)
+
+    @model_validator(mode="after")
+    def _loop_costs_with_the_loop(self) -> CpuConfig:
+        # Without the event loop these goroutines do not exist: a cost for them would be
+        # silently unused.
+        if self.event_loop:
+            return self
+        for name in EVENT_LOOP_FIELDS:
+            if getattr(self, name):
+                raise ValueError(
+                    f"cpu.{name} is a cost of a goroutine the model runs with the event "
+                    f'loop only: set cpu.event_loop = true, or cpu.{name} = "0us"'
+                )
+        return self
 
     @model_validator(mode="after")
     def _goroutines_on_shared_hosts(self) -> CpuConfig:
