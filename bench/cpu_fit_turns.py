@@ -123,9 +123,7 @@ def node_counts(folder: Path) -> pl.DataFrame:
     """Per node: CPU and items over the measured interval (`measure`), and kB each way."""
     rows, _ = measure(folder)
     traffic = pl.read_parquet(folder / "traffic.parquet")
-    kb = traffic.group_by("node").agg(
-        kb_in=pl.col("bytes_recv").sum() / 1000, kb_out=pl.col("bytes_sent").sum() / 1000
-    )
+    kb = kb_by_node(traffic)
     forwards = traffic.filter(pl.col("kind") == "payload").select(
         "node", forwards=pl.col("msgs_sent").cast(pl.Float64)
     )
@@ -143,23 +141,26 @@ def node_counts(folder: Path) -> pl.DataFrame:
     )
 
 
+def kb_by_node(traffic: pl.DataFrame) -> pl.DataFrame:
+    """Per node, the kB it read and wrote over the whole run (every kind of RPC)."""
+    return traffic.group_by("node").agg(
+        kb_in=pl.col("bytes_recv").sum() / 1000, kb_out=pl.col("bytes_sent").sum() / 1000
+    )
+
+
 def whole_run(folder: Path) -> pl.DataFrame:
     """Per node, items over the whole run (the span of an execution trace)."""
     resources = pl.read_parquet(folder / "resources.parquet")
     writes = resources.group_by("node").agg(
         writes=pl.col("write_syscalls").sort_by("t_ns").last().cast(pl.Float64)
     )
-    traffic = pl.read_parquet(folder / "traffic.parquet").filter(pl.col("kind") == "payload")
-    received = traffic.select("node", received=pl.col("msgs_recv").cast(pl.Float64))
+    traffic = pl.read_parquet(folder / "traffic.parquet")
+    payload = traffic.filter(pl.col("kind") == "payload")
+    received = payload.select("node", received=pl.col("msgs_recv").cast(pl.Float64))
     delivered = pl.read_parquet(folder / "deliveries.parquet").group_by("node").len("delivered")
-    kb = (
-        pl.read_parquet(folder / "traffic.parquet")
-        .group_by("node")
-        .agg(kb_in=pl.col("bytes_recv").sum() / 1000)
-    )
     out = (
         writes.join(received, on="node")
-        .join(kb, on="node")
+        .join(kb_by_node(traffic).select("node", "kb_in"), on="node")
         .join(delivered, on="node", how="left")
         .fill_null(0)
     )
