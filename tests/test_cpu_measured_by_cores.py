@@ -142,3 +142,12 @@ def test_the_measured_costs_leave_the_event_loop_off_where_it_is_not_modelled() 
         "faults": [{"kind": "crash", "nodes": [1], "at": "1s"}],
     }
     assert not parse_scenario(faults, HERE).cpu.event_loop, "nodes going down"
+
+
+def test_the_measured_costs_model_go_s_sysmon_with_the_event_loop() -> None:
+    # The preset is Go's runtime as measured on a shared core: its sysmon thread with
+    # the event loop (crates/engine/src/sysmon.rs); a scenario may still say otherwise.
+    assert parse_scenario(_shared(), HERE).cpu.sysmon
+    assert not parse_scenario(_shared(sysmon=False), HERE).cpu.sysmon
+    assert not parse_scenario(_shared(event_loop=False), HERE).cpu.sysmon
+    assert not parse_scenario(_shared(cores=2), HERE).cpu.sysmon, "no loop on 2 P"

@@ -258,6 +258,9 @@ def test_the_report_line_names_the_costs_per_goroutine_turn() -> None:
     assert line.startswith("per goroutine turn: writer 4 µs, event loop 2.5 µs; 40 nodes")
     line = cpu_per_hop(parse_scenario({"cpu": {**turns, "per_copy": "60us"}}, HERE))
     assert line.startswith("validate 60 µs/copy; per goroutine turn: writer 4 µs, event loop")
+    assert "sysmon" not in line
+    line = cpu_per_hop(parse_scenario({"cpu": {**turns, "sysmon": True}}, HERE))
+    assert line.endswith("4 ms tick or wake-up, each node's sysmon waking the kernel")
 
 
 def test_a_turn_cost_on_a_host_without_time_slices_names_the_field() -> None:
@@ -265,6 +268,9 @@ def test_a_turn_cost_on_a_host_without_time_slices_names_the_field() -> None:
         parse_scenario({"cpu": {"per_writer_turn": "4us"}}, HERE)
     with pytest.raises(ScenarioError, match=r"cpu\.event_loop = false"):
         parse_scenario({"cpu": {"event_loop": True, "nodes_per_host": 2, "cores": 2}}, HERE)
+    # Go's sysmon matters to the model only where the kernel picks among nodes.
+    with pytest.raises(ScenarioError, match=r"cpu\.sysmon .* time-sliced .*cpu\.sysmon = false"):
+        parse_scenario({"cpu": {"sysmon": True}}, HERE)
 
 
 def test_a_cost_of_the_event_loop_s_goroutines_without_the_loop_names_the_field() -> None:

@@ -89,6 +89,9 @@ pub struct CpuConfig {
     /// Model pubsub's event loop (`event_loop.rs`): readers hand RPCs to it through a
     /// 32-slot channel and block when it is full. Time-sliced hosts only.
     pub event_loop: bool,
+    /// Model each node's Go `sysmon` thread (`sysmon.rs`): its wake-ups let the
+    /// kernel pick again. Time-sliced hosts only.
+    pub sysmon: bool,
     /// The event loop's work per RPC (`pubsub.go:handleIncomingRPC`).
     pub per_rpc_loop_ns: Time,
     /// The event loop's work per message it delivers and forwards
@@ -196,6 +199,7 @@ impl Default for CpuConfig {
             kernel_tick_ns: 4_000_000,
             hrtick: false,
             event_loop: false,
+            sysmon: false,
             per_rpc_loop_ns: 0,
             per_publish_loop_ns: 0,
             per_forward_loop_ns: 0,
@@ -660,6 +664,12 @@ impl Config {
             return Err(EngineError::config(
                 "cpu.event_loop",
                 "event_loop is modelled on time-sliced hosts only: set nodes_per_host above cores, or event_loop = false",
+            ));
+        }
+        if cpu.sysmon && cpu.nodes_per_host <= cpu.cores {
+            return Err(EngineError::config(
+                "cpu.sysmon",
+                "sysmon is modelled on time-sliced hosts only: set nodes_per_host above cores, or sysmon = false",
             ));
         }
         if cpu.event_loop && !self.faults.is_empty() {

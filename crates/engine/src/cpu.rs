@@ -154,6 +154,7 @@ impl Cpu {
                     .unwrap_or_else(|| kernel_default_slice(cores)),
                 tick: config.kernel_tick_ns,
                 hrtick: config.hrtick,
+                sysmon: config.sysmon,
             };
             Slices::new(
                 nodes,
@@ -452,6 +453,15 @@ impl Cpu {
     pub fn tick_finish(&mut self, host: u32, core: u32, now: Time) -> Option<Event> {
         let slices = self.slices.as_mut().expect("ticks come from time slices");
         slices.finish(host, core, now, &mut self.used)
+    }
+
+    /// `node`'s Go `sysmon` thread's sleep ended (`slices.rs`).
+    pub fn sysmon_wake(&mut self, queue: &mut EventQueue, node: u32) {
+        let slices = self
+            .slices
+            .as_mut()
+            .expect("sysmon runs on time-sliced hosts");
+        slices.sysmon_wake(queue, node, &mut self.used);
     }
 
     /// After `tick_finish` and its event: the core goes on.

@@ -198,6 +198,14 @@ impl Goroutine {
             Goroutine::RecvLoop(_) => 7,
         }
     }
+
+    /// True if its work writes the connection, a system call: yamux's `sendLoop`, or a
+    /// peer's writer without the event loop (with it, the writer's pieces cost nothing
+    /// and are done at once). Reads are the pieces that arrive from the network
+    /// (`Process::arrive`).
+    fn writes_connection(self) -> bool {
+        matches!(self, Goroutine::SendLoop(_) | Goroutine::Writer(_))
+    }
 }
 
 /// A node's goroutines' waits in its run queue, when recorded (`cpu.record_waits`): from
@@ -231,6 +239,12 @@ pub enum Wake {
 struct Piece {
     event: Event,
     left: Time,
+    /// The number of the system call the piece makes (reading or writing the
+    /// connection), for `sysmon`'s retake (`Process::in_syscall`); the model does not
+    /// split a piece into its system call and the Go code around it.
+    syscall: Option<u32>,
+    /// It ran for some time and is not done.
+    started: bool,
 }
 
 struct Routine {
@@ -281,6 +295,8 @@ pub struct Process {
     /// Go's `pp.schedtick`: the turns started (a goroutine that inherits one from
     /// `runnext` does not count, `execute` with `inheritTime`).
     schedtick: u32,
+    /// The system calls numbered so far (`Piece::syscall`).
+    syscalls: u32,
 }
 
 impl Process {
@@ -326,14 +342,33 @@ impl Process {
     /// `id` has a piece of work of `cost`; `event` happens when it is done. If `id` was
     /// waiting (no work, not parked), `wake` says where it goes.
     pub fn push(&mut self, id: Goroutine, cost: Time, event: Event, wake: Wake) {
-        if let Some(i) = self.add_piece(id, cost, event) {
+        let piece = self.piece(cost, event, id.writes_connection());
+        self.push_piece(id, piece, wake);
+    }
+
+    fn push_piece(&mut self, id: Goroutine, piece: Piece, wake: Wake) {
+        if let Some(i) = self.add_piece(id, piece) {
             self.ready(i, wake);
+        }
+    }
+
+    /// A piece of work of `cost`, numbered if it is a system call.
+    fn piece(&mut self, cost: Time, event: Event, syscall: bool) -> Piece {
+        let syscall = syscall.then(|| {
+            self.syscalls = self.syscalls.wrapping_add(1);
+            self.syscalls
+        });
+        Piece {
+            event,
+            left: cost,
+            syscall,
+            started: false,
         }
     }
 
     /// Gives `id` a piece of work; returns its index if that made it runnable (it was
     /// waiting: no work, not parked).
-    fn add_piece(&mut self, id: Goroutine, cost: Time, event: Event) -> Option<u32> {
+    fn add_piece(&mut self, id: Goroutine, piece: Piece) -> Option<u32> {
         let i = match self.find(id) {
             Some(i) => i,
             None => {
@@ -348,7 +383,7 @@ impl Process {
             }
         };
         let r = &mut self.routines[i];
-        r.pieces.push_back(Piece { event, left: cost });
+        r.pieces.push_back(piece);
         if r.runnable || r.blocked {
             return None;
         }
@@ -464,13 +499,15 @@ impl Process {
     /// has nothing else to run (its thread blocks in `netpoll`, which returns and sets
     /// `sched.lastpoll`), else at the next poll (`poll`).
     pub fn arrive(&mut self, id: Goroutine, cost: Time, event: Event, now: Time) {
+        // Reading it is a read system call.
+        let piece = self.piece(cost, event, true);
         if self.runnable(id) {
-            self.push(id, cost, event, Wake::Tail);
+            self.push_piece(id, piece, Wake::Tail);
         } else if self.has_work() || !self.netpoll.is_empty() {
-            self.netpoll.push_back((id, Piece { event, left: cost }));
+            self.netpoll.push_back((id, piece));
         } else {
             self.last_poll = now;
-            self.push(id, cost, event, Wake::Tail);
+            self.push_piece(id, piece, Wake::Tail);
         }
     }
 
@@ -500,7 +537,7 @@ impl Process {
     /// local run queue's tail.
     fn inject(&mut self, global: bool) {
         while let Some((id, piece)) = self.netpoll.pop_front() {
-            if let Some(i) = self.add_piece(id, piece.left, piece.event) {
+            if let Some(i) = self.add_piece(id, piece) {
                 if global {
                     self.global.push_back(i);
                 } else {
@@ -512,6 +549,14 @@ impl Process {
 
     pub fn has_work(&self) -> bool {
         !self.run_queue.is_empty()
+    }
+
+    /// The number of the system call the running goroutine is in, if its piece is one
+    /// and has begun (`sysmon`'s `retake`, `sysmon.rs`).
+    pub fn in_syscall(&self) -> Option<u32> {
+        let &front = self.run_queue.front()?;
+        let piece = self.routines[front as usize].pieces.front()?;
+        piece.syscall.filter(|_| piece.started)
     }
 
     /// CPU time until the running goroutine's piece is done or its turn ends.
@@ -534,6 +579,7 @@ impl Process {
         let piece = r.pieces.front_mut().expect("a runnable goroutine has work");
         piece.left = piece.left.saturating_sub(elapsed);
         if piece.left > 0 {
+            piece.started |= elapsed > 0;
             return None;
         }
         self.handing_off = true;

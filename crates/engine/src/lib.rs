@@ -43,6 +43,7 @@ pub mod sim;
 pub mod slices;
 mod split;
 pub mod stream_window;
+mod sysmon;
 mod topics;
 pub mod transport;
 mod uplink_window;

@@ -94,6 +94,8 @@ pub enum Event {
     /// The yamux recvLoop of the connection `link` arrives on read RPC `rpc` into the
     /// stream's buffer (CPU); the stream's reader reads it from there.
     Demuxed { link: u32, rpc: u32 },
+    /// `node`'s Go runtime `sysmon` thread's sleep ends (`sysmon.rs`, `slices.rs`).
+    SysmonWake { node: u32 },
 }
 
 impl Event {
@@ -125,6 +127,7 @@ impl Event {
             Event::LoopValidated { .. } => 20,
             Event::SendLoopDone { .. } => 21,
             Event::Demuxed { .. } => 22,
+            Event::SysmonWake { .. } => 23,
         }
     }
 }

@@ -40,8 +40,21 @@
 //! slice, then waits as much longer for its next turn. With the scheduler's `HRTICK`
 //! feature (off by default) a timer ends the slice on time. Not modelled: per-CPU run
 //! queues (a host's cores share one), a Go process running on two cores at once
-//! (GOMAXPROCS threads), and the wake-ups of a node's other threads (Go's `sysmon`).
-//! Each pick passes over the host's runnable nodes.
+//! (GOMAXPROCS threads). Each pick passes over the host's runnable nodes.
+//!
+//! A node's process has a second thread the kernel schedules, Go's `sysmon`
+//! (`sysmon.rs`), modelled when `cpu.sysmon` is on. A node's process is a group of its
+//! threads (its own autogroup or cgroup): the kernel picks a group at the root, then a
+//! thread inside it. When `sysmon`'s sleep ends, its thread wakes in the node's group.
+//! On a running node it is the group's pick (the working thread ran past the group's
+//! average), so the kernel picks again from the root (`check_preempt_wakeup_fair`, then
+//! `schedule`), where a node past the average virtual runtime or past its slice loses
+//! its core (`__pick_eevdf` keeps the running group only while it is eligible). On a
+//! node waiting for a core, the group may now preempt a running node, as a woken node
+//! does. On an idle node the group wakes, placed by its lag, for the round alone. The
+//! round runs when the group has the core and costs no time of its own (`sysmon.rs`);
+//! a group waiting for its `sysmon` alone that gets work meanwhile has its working
+//! thread wake inside it, with the same chance to preempt.
 
 use std::collections::VecDeque;
 
@@ -49,6 +62,7 @@ use crate::config::Time;
 use crate::cpu_use::CpuUse;
 use crate::goroutines::{Goroutine, Process, TurnCosts, Waited, Wake, NODE_THREAD};
 use crate::queue::{Event, EventQueue};
+use crate::sysmon::Sysmon;
 
 /// Linux's default time slice on a host of `cores` cores, in nanoseconds.
 pub fn kernel_default_slice(cores: u32) -> Time {
@@ -73,6 +87,11 @@ struct Node {
     /// its waits from then to running on a core, when recorded (`cpu.record_waits`).
     ready_since: Time,
     core_waits: Option<Vec<CoreWait>>,
+    /// The node's working thread waited for its current visit to a core, and the wait
+    /// was recorded (a visit for `sysmon`'s round alone is not its wait).
+    visit_recorded: bool,
+    /// Go's `sysmon` thread of the node's process, when modelled (`sysmon.rs`).
+    sysmon: Option<Sysmon>,
 }
 
 /// A recorded wait of a node for a core: when it ended (the node ran), how long it was,
@@ -89,21 +108,30 @@ impl Node {
     /// The node leaves its core at `now`: a recorded visit gets its length.
     fn leave_core(&mut self, now: Time) {
         self.running = false;
+        if !std::mem::take(&mut self.visit_recorded) {
+            return;
+        }
         if let Some(visit) = self.core_waits.as_mut().and_then(|w| w.last_mut()) {
             visit.ran = now - visit.at;
         }
+    }
+
+    fn sysmon_due(&self) -> bool {
+        self.sysmon.as_ref().is_some_and(Sysmon::due)
     }
 }
 
 const IDLE: u32 = u32::MAX;
 
 /// How the host's kernel schedules: its time slice, its tick (`1 / CONFIG_HZ`), and
-/// whether it ends a slice by a timer of its own (`HRTICK`) rather than at the next tick.
+/// whether it ends a slice by a timer of its own (`HRTICK`) rather than at the next tick;
+/// and whether it schedules each node's `sysmon` thread too (`sysmon.rs`).
 #[derive(Clone, Copy, Debug)]
 pub struct Kernel {
     pub slice: Time,
     pub tick: Time,
     pub hrtick: bool,
+    pub sysmon: bool,
 }
 
 impl Kernel {
@@ -161,6 +189,7 @@ impl Slices {
         turn_costs: TurnCosts,
         record_waits: &[u32],
     ) -> Self {
+        let sysmon = kernel.sysmon.then(Sysmon::default);
         let hosts = nodes.div_ceil(nodes_per_host).max(1);
         let idle = Core {
             node: IDLE,
@@ -190,6 +219,7 @@ impl Slices {
                     Node {
                         process,
                         core_waits: record.then(Vec::new),
+                        sysmon,
                         ..Node::default()
                     }
                 })
@@ -280,30 +310,151 @@ impl Slices {
         // Data for a goroutine that reads the network: runnable when Go's netpoller
         // says so.
         let network = self.reads_network(node, g);
+        let now = queue.now();
         let p = &mut self.procs[node as usize];
-        p.process.at(queue.now());
+        p.process.at(now);
+        let had_work = p.process.has_work();
         if network {
-            p.process.arrive(g, cost, event, queue.now());
+            p.process.arrive(g, cost, event, now);
         } else {
             p.process.push(g, cost, event, wake);
         }
-        if p.running || p.waiting || !p.process.has_work() {
+        if p.running || had_work || !p.process.has_work() {
             return;
         }
         let host = (node / self.nodes_per_host) as usize;
-        self.place(host, node, queue.now());
+        if p.waiting {
+            // Only a group waiting for `sysmon`'s round alone has no work: the working
+            // thread wakes in it.
+            if p.sysmon.is_some() {
+                p.ready_since = now;
+                self.wake_in_waiting_group(queue, host, node, used);
+            }
+            return;
+        }
+        self.wake_group(queue, host, node, used);
+    }
+
+    /// Idle `node`'s group wakes (a thread of it did): placed by its lag, it takes a
+    /// free core at once, or waits in the run queue; its wake-up ends the slice of a
+    /// node running past it (`notice_overrun`), or else may preempt a running node
+    /// (`wakeup_preempt`); the time the node it displaces ran is charged to `used`.
+    fn wake_group(&mut self, queue: &mut EventQueue, h: usize, node: u32, used: &mut CpuUse) {
+        self.place(h, node, queue.now());
         self.procs[node as usize].ready_since = queue.now();
-        let free = self.hosts[host].cores.iter().position(|c| c.node == IDLE);
+        let free = self.hosts[h].cores.iter().position(|c| c.node == IDLE);
         match free {
-            Some(core) => self.start(queue, host, core, node),
+            Some(core) => self.start(queue, h, core, node),
             None => {
                 self.procs[node as usize].waiting = true;
-                self.hosts[host].run_queue.push_back(node);
-                if !self.notice_overrun(queue, host, used) {
-                    self.wakeup_preempt(queue, host, node, used);
+                self.hosts[h].run_queue.push_back(node);
+                if !self.notice_overrun(queue, h, used) {
+                    let woken = self.hosts[h].run_queue.len() - 1;
+                    self.wakeup_preempt(queue, h, woken, used);
                 }
             }
         }
+    }
+
+    /// A thread of `node` woke while its group waits in the run queue: the kernel
+    /// notices an overrun slice, or else the group preempts a running node if it is
+    /// EEVDF's pick (`check_preempt_wakeup_fair` compares the groups at the root,
+    /// `find_matching_se`).
+    fn wake_in_waiting_group(
+        &mut self,
+        queue: &mut EventQueue,
+        h: usize,
+        node: u32,
+        used: &mut CpuUse,
+    ) {
+        if self.notice_overrun(queue, h, used) {
+            return;
+        }
+        if let Some(at) = self.hosts[h].run_queue.iter().position(|&n| n == node) {
+            self.wakeup_preempt(queue, h, at, used);
+        }
+    }
+
+    /// `node`'s `sysmon` woke from its sleep (`Event::SysmonWake`): on a running node
+    /// the kernel picks again, on a waiting one its group may preempt, an idle one's
+    /// group wakes for the round (module docs).
+    pub fn sysmon_wake(&mut self, queue: &mut EventQueue, node: u32, used: &mut CpuUse) {
+        let p = &mut self.procs[node as usize];
+        p.sysmon.as_mut().expect("sysmon is modelled").wake();
+        let h = (node / self.nodes_per_host) as usize;
+        if p.running {
+            self.sysmon_wakes_running(queue, h, node, used);
+        } else if p.waiting {
+            self.wake_in_waiting_group(queue, h, node, used);
+        } else {
+            self.wake_group(queue, h, node, used);
+        }
+    }
+
+    /// `sysmon` woke on running `node`: the kernel picks again from the root; if the
+    /// node keeps its core, the round runs now (it costs nothing, so the goroutine's
+    /// piece goes on), else when the node next runs. A tick due now is carried out
+    /// first: `next` picks again after it.
+    fn sysmon_wakes_running(
+        &mut self,
+        queue: &mut EventQueue,
+        h: usize,
+        node: u32,
+        used: &mut CpuUse,
+    ) {
+        let now = queue.now();
+        let on_core = |c: &Core| c.node == node;
+        let k = self.hosts[h]
+            .cores
+            .iter()
+            .position(on_core)
+            .expect("on a core");
+        if self.hosts[h].cores[k].tick_at <= now {
+            return;
+        }
+        if self.keeps_core(h, k, now) {
+            self.sysmon_round(queue, node);
+        } else {
+            self.preempt(queue, h, k, used);
+        }
+    }
+
+    /// `node`'s `sysmon` runs its round: it sleeps again (its next `Event::SysmonWake`),
+    /// or deeply if the node has nothing to run.
+    fn sysmon_round(&mut self, queue: &mut EventQueue, node: u32) {
+        let p = &mut self.procs[node as usize];
+        let busy = p.process.has_work();
+        let syscall = p.process.in_syscall();
+        let sysmon = p.sysmon.as_mut().expect("sysmon is modelled");
+        if let Some(sleep) = sysmon.round(busy, syscall) {
+            queue.push(queue.now() + sleep, node, Event::SysmonWake { node });
+        }
+    }
+
+    /// True if core `k`'s node stays EEVDF's pick when the kernel picks again now: no
+    /// node waits, or it is inside its slice and not past the average virtual runtime
+    /// (`RUN_TO_PARITY` protects it only then).
+    fn keeps_core(&self, h: usize, k: usize, now: Time) -> bool {
+        let c = self.hosts[h].cores[k];
+        if self.hosts[h].run_queue.is_empty() {
+            return true;
+        }
+        let vruntime = self.procs[c.node as usize].vruntime + (now - c.since);
+        now < c.slice_end && vruntime <= self.avg_vruntime(h, now)
+    }
+
+    /// Core `k`'s node, with work left, loses the core to EEVDF's pick: it queues again,
+    /// with a new deadline if its slice is over (`update_deadline`).
+    fn preempt(&mut self, queue: &mut EventQueue, h: usize, k: usize, used: &mut CpuUse) {
+        let now = queue.now();
+        let slice_over = self.hosts[h].cores[k].slice_end <= now;
+        let running = self.take_core(h, k, now, used);
+        if slice_over {
+            self.requeue_for_next_slice(h, running);
+        } else {
+            self.hosts[h].run_queue.push_back(running);
+        }
+        self.run_next(queue, h, k, now);
     }
 
     /// EEVDF's wake-up preemption (`check_preempt_wakeup_fair`): `update_curr`, then
@@ -318,6 +469,8 @@ impl Slices {
     /// preempted node goes back to the run queue with its virtual runtime and deadline,
     /// and gets the rest of its slice when it next runs.
     ///
+    /// The node that woke is at `woken` in the run queue.
+    ///
     /// A node past the end of its slice has lost its core already (`notice_overrun`,
     /// called first): the nodes left on cores are inside their slices, so only the
     /// eligibility test can fail. A core whose tick is due now is left alone: its piece
@@ -325,11 +478,16 @@ impl Slices {
     /// tick (which picks the next node itself if the slice is over). The host has one
     /// run queue for its cores (the kernel has one per CPU, and wakes a task on one
     /// CPU): the cores are checked in order, and at most one is preempted.
-    fn wakeup_preempt(&mut self, queue: &mut EventQueue, h: usize, node: u32, used: &mut CpuUse) {
+    fn wakeup_preempt(
+        &mut self,
+        queue: &mut EventQueue,
+        h: usize,
+        woken: usize,
+        used: &mut CpuUse,
+    ) {
         let now = queue.now();
         let v_avg = self.avg_vruntime(h, now);
-        let woken = self.hosts[h].run_queue.len() - 1;
-        debug_assert_eq!(self.hosts[h].run_queue[woken], node);
+        let node = self.hosts[h].run_queue[woken];
         if self.eligible_pick(h, v_avg) != Some(woken) {
             return;
         }
@@ -414,6 +572,9 @@ impl Slices {
 
     /// After a tick: the node keeps the core while it has work and slice left; else it
     /// blocks (no work) or queues again (slice used up), and the next node takes over.
+    /// A `sysmon` that woke at this instant (`sysmon_wakes_running`) makes the kernel
+    /// pick again first, and runs its round if the node keeps the core; its group stays
+    /// runnable while the round is still to run.
     pub fn next(&mut self, queue: &mut EventQueue, host: u32, core: u32, now: Time) {
         let (h, k) = (host as usize, core as usize);
         let c = self.hosts[h].cores[k];
@@ -424,19 +585,32 @@ impl Slices {
         process.settle();
         process.idle_poll();
         let has_work = process.has_work();
-        if has_work && now < c.noticed_at {
+        let mut in_slice = now < c.noticed_at;
+        if self.procs[node as usize].sysmon_due() {
+            if in_slice && self.keeps_core(h, k, now) {
+                self.sysmon_round(queue, node);
+            } else {
+                in_slice = false;
+            }
+        }
+        let runnable = has_work || self.procs[node as usize].sysmon_due();
+        if has_work && in_slice {
             self.schedule(queue, h, k);
             return;
         }
-        if !has_work {
+        if !runnable {
             self.keep_lag(h, node, now);
         }
         let p = &mut self.procs[node as usize];
         p.leave_core(now);
-        if has_work {
+        if runnable {
             p.waiting = true;
             p.ready_since = now;
-            self.requeue_for_next_slice(h, node);
+            if c.slice_end <= now {
+                self.requeue_for_next_slice(h, node);
+            } else {
+                self.hosts[h].run_queue.push_back(node);
+            }
         }
         self.run_next(queue, h, k, now);
     }
@@ -534,18 +708,13 @@ impl Slices {
             .map(|(at, _)| at)
     }
 
+    /// `node` takes core `core` of host `host`. Its `sysmon` runs its round first if
+    /// its sleep ended, or if it sleeps deeply (the node's first system call wakes it);
+    /// a node that came for that round alone has nothing to run and leaves at once.
     fn start(&mut self, queue: &mut EventQueue, host: usize, core: usize, node: u32) {
         let now = queue.now();
         let p = &mut self.procs[node as usize];
         p.running = true;
-        if let Some(waits) = &mut p.core_waits {
-            let wait = now - p.ready_since;
-            waits.push(CoreWait {
-                at: now,
-                wait,
-                ran: 0,
-            });
-        }
         // Placed or requeued with a deadline one slice on (`place`, `next`).
         let left = p.deadline - p.vruntime;
         let c = &mut self.hosts[host].cores[core];
@@ -553,6 +722,28 @@ impl Slices {
         c.since = now;
         c.slice_end = now + left;
         c.noticed_at = self.kernel.notices_slice_end(c.slice_end);
+        let p = &self.procs[node as usize];
+        let has_work = p.process.has_work();
+        if p.sysmon.is_some_and(|m| m.due() || m.deep()) {
+            debug_assert!(has_work || p.sysmon_due(), "a node runs for work or sysmon");
+            self.sysmon_round(queue, node);
+        }
+        if !has_work {
+            self.keep_lag(host, node, now);
+            self.procs[node as usize].leave_core(now);
+            self.run_next(queue, host, core, now);
+            return;
+        }
+        let p = &mut self.procs[node as usize];
+        if let Some(waits) = &mut p.core_waits {
+            let wait = now - p.ready_since;
+            waits.push(CoreWait {
+                at: now,
+                wait,
+                ran: 0,
+            });
+            p.visit_recorded = true;
+        }
         self.schedule(queue, host, core);
     }
 

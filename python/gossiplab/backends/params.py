@@ -103,6 +103,7 @@ def engine_cpu(given: CpuConfig) -> dict[str, Any]:
         "kernel_tick_ns": 1_000_000_000 // cpu.kernel_hz,
         "hrtick": cpu.hrtick,
         "event_loop": cpu.event_loop,
+        "sysmon": cpu.sysmon,
         "per_rpc_loop_ns": cpu.per_rpc_loop,
         "per_publish_loop_ns": cpu.per_publish_loop,
         "per_forward_loop_ns": cpu.per_forward_loop,

@@ -193,6 +193,11 @@ class CpuConfig(Section):
     # channel and stop reading while it is full; yamux stream windows then stop the
     # senders' writers (crates/engine/src/event_loop.rs). Time-sliced hosts only.
     event_loop: bool = False
+    # Each node's Go runtime `sysmon` thread: it wakes every 20 us to 10 ms while the node
+    # runs, and each wake-up lets the host's kernel pick again, where a node past its
+    # share loses its core (crates/engine/src/sysmon.rs). Time-sliced hosts only;
+    # `costs = "measured"` turns it on with the event loop.
+    sysmon: bool = False
     # The event loop's work per RPC it handles (pubsub.go:handleIncomingRPC).
     per_rpc_loop: Duration = 0
     # The event loop's work per message it delivers and forwards (pubsub.go:publishMessage),
@@ -240,6 +245,7 @@ class CpuConfig(Section):
             return self
         turns = [(name, '"0us"') for name in TURN_FIELDS if getattr(self, name)]
         others = [("event_loop", "false")] if self.event_loop else []
+        others += [("sysmon", "false")] if self.sysmon else []
         others += [("record_waits", "[]")] if self.record_waits else []
         for name, off in others + turns:
             raise ValueError(
@@ -315,7 +321,8 @@ def _message_size(data: dict[str, Any]) -> int:
 
 def fill_measured(data: dict[str, Any]) -> dict[str, Any]:
     """A scenario's raw data with `cpu.costs = "measured"` written out as the costs of
-    its hosts' cores (`cores`, default 1), and the event loop where they model it."""
+    its hosts' cores (`cores`, default 1), and the event loop and `sysmon` where they
+    model them."""
     cpu = data.get("cpu")
     if not isinstance(cpu, dict) or cpu.get("costs") != "measured":
         return data
@@ -328,7 +335,12 @@ def fill_measured(data: dict[str, Any]) -> dict[str, Any]:
     by_goroutine = cores == 1 and event_loop
     copies = MEASURED_PER_COPY_ONE_P_LOOP if by_goroutine else MEASURED_PER_COPY
     per_copy = copies.get(signing, copies["strict-sign"])
-    filled = {**measured, "per_copy": f"{per_copy}ns", "event_loop": event_loop}
+    filled = {
+        **measured,
+        "per_copy": f"{per_copy}ns",
+        "event_loop": event_loop,
+        "sysmon": event_loop,
+    }
     if by_goroutine:
         publish = MEASURED_PER_PUBLISH_ONE_P_LOOP
         filled["per_publish"] = f"{publish.get(signing, publish['strict-sign'])}ns"

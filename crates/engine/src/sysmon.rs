@@ -1,0 +1,165 @@
+//! Go's `sysmon` thread (`runtime/proc.go:sysmon`), one per node: a thread of the
+//! node's process that runs without a P, waking on a timer to retake Ps held in system
+//! calls, preempt long-running goroutines and poll the network. What the model takes
+//! from it is when it wakes: each wake-up is a thread of the node's process becoming
+//! runnable, and on a shared host every one lets the kernel pick again (`slices.rs`).
+//! Its rounds cost nothing of their own: the measured costs were fitted to each node's
+//! CPU time, which holds its `sysmon`'s.
+//!
+//! Its schedule (Go 1.26's `sysmon`): it sleeps 20 µs between rounds (`usleep(delay)`,
+//! `delay = 20`) while its rounds retake a P (`retake(now) != 0` resets `idle`); after
+//! more than 50 rounds in a row that retook nothing (`idle > 50`) each sleep is twice
+//! the last, up to 10 ms. A round that finds every P idle (`sched.npidle ==
+//! gomaxprocs`) puts it into its deep sleep (`notetsleep(&sched.sysmonnote, ..)` with
+//! `sysmonwait` set), from which the node's next system call wakes it (`entersyscall`
+//! → `entersyscallWakeSysmon`), `idle` and `delay` reset (`syscallWake`). A node has
+//! one P (`GOMAXPROCS=1`: the model runs a node on one thread); `retake` takes it when
+//! a goroutine is in the same system call as at the last round (`pd.syscalltick`
+//! unchanged: "more than 1 sysmon tick (at least 20us)").
+//!
+//! Each sleep ends the thread's timer slack after its time: `usleep` is a
+//! `nanosleep`, an hrtimer allowed to fire up to `current->timer_slack_ns` late
+//! (50 µs, `init_task`'s), and on a host with few other timers it fires at the end of
+//! that range.
+//!
+//! Not modelled: the deep sleep's own end at the node's next timer (the node wakes for
+//! its timer, and its first system call wakes `sysmon` in the same instant); the
+//! thread `retake` hands the P to (`handoffp` → `startm`: the model runs a node's
+//! goroutines on one thread); `sysmon`'s own poll of the network, which the model
+//! makes at the node's scheduling points (`Process::sysmon_poll`).
+
+use crate::config::Time;
+
+/// The first sleeps, and the longest (`runtime/proc.go:sysmon`, in µs there).
+const FIRST_SLEEP: Time = 20_000;
+const LONGEST_SLEEP: Time = 10_000_000;
+/// Rounds without a retake after which each sleep doubles (`idle > 50`).
+const SHORT_ROUNDS: u32 = 50;
+/// How late `usleep`'s timer fires (`init_task.timer_slack_ns`).
+pub const TIMER_SLACK: Time = 50_000;
+
+/// One node's `sysmon`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Sysmon {
+    /// In its deep sleep: its last round found the node's P idle.
+    deep: bool,
+    /// Its sleep ended: its round runs when the node's process next runs.
+    due: bool,
+    /// Rounds in a row that retook nothing (Go's `idle`).
+    idle: u32,
+    /// Its last sleep (Go's `delay`).
+    delay: Time,
+    /// The system call its last round saw the node in (`pd.syscalltick`).
+    seen_syscall: Option<u32>,
+}
+
+impl Default for Sysmon {
+    /// A process's `sysmon` before the process first runs: in its deep sleep.
+    fn default() -> Self {
+        Self {
+            deep: true,
+            due: false,
+            idle: 0,
+            delay: FIRST_SLEEP,
+            seen_syscall: None,
+        }
+    }
+}
+
+impl Sysmon {
+    pub fn deep(&self) -> bool {
+        self.deep
+    }
+
+    pub fn due(&self) -> bool {
+        self.due
+    }
+
+    /// Its sleep ended (`Event::SysmonWake`).
+    pub fn wake(&mut self) {
+        debug_assert!(!self.deep && !self.due, "one wake-up per sleep");
+        self.due = true;
+    }
+
+    /// Its round, on a node whose P is `busy` (it has goroutines to run), in system
+    /// call `syscall` if its running goroutine is in one. Returns how long it sleeps
+    /// until it wakes again (the timer slack included), or `None` for its deep sleep.
+    /// In its deep sleep, a busy node's round is its wake-up by the node's system call.
+    pub fn round(&mut self, busy: bool, syscall: Option<u32>) -> Option<Time> {
+        self.due = false;
+        if !busy {
+            self.deep = true;
+            self.seen_syscall = None;
+            return None;
+        }
+        if self.deep {
+            *self = Self {
+                deep: false,
+                ..Self::default()
+            };
+        }
+        let retook = syscall.is_some() && syscall == self.seen_syscall;
+        self.seen_syscall = syscall;
+        self.idle = if retook { 0 } else { self.idle + 1 };
+        if self.idle == 0 {
+            self.delay = FIRST_SLEEP;
+        } else if self.idle > SHORT_ROUNDS {
+            self.delay = (2 * self.delay).min(LONGEST_SLEEP);
+        }
+        Some(self.delay + TIMER_SLACK)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SLACK: Time = TIMER_SLACK;
+
+    #[test]
+    fn a_busy_node_s_sysmon_sleeps_20us_for_50_rounds_then_doubles_to_10ms() {
+        // runtime/proc.go:sysmon: `idle` counts the rounds since a retake; the sleep
+        // is 20 µs while idle <= 50, then doubles each round, up to 10 ms.
+        let mut m = Sysmon::default();
+        let sleeps: Vec<Time> = (0..62).map(|_| m.round(true, None).unwrap()).collect();
+        // Round 1 is the wake-up from the deep sleep (idle 0 → 1 after it).
+        assert!(sleeps[..50].iter().all(|&s| s == 20_000 + SLACK));
+        // After round 51, idle = 51 > 50: 40 µs, 80, 160, ..., 10,240 → 10,000.
+        let doubled: Vec<Time> = (0..10)
+            .map(|i| (20_000 << (i + 1)).min(10_000_000))
+            .collect();
+        let got: Vec<Time> = sleeps[50..60].iter().map(|s| s - SLACK).collect();
+        assert_eq!(got, doubled);
+        assert_eq!(sleeps[60] - SLACK, 10_000_000);
+        assert_eq!(sleeps[61] - SLACK, 10_000_000);
+    }
+
+    #[test]
+    fn a_system_call_seen_at_two_rounds_in_a_row_is_retaken_and_resets_the_sleep() {
+        let mut m = Sysmon::default();
+        for _ in 0..60 {
+            m.round(true, None);
+        }
+        assert_eq!(m.round(true, Some(7)), Some(10_000_000 + SLACK));
+        // Same system call at the next round: `retake` takes the P, idle = 0.
+        assert_eq!(m.round(true, Some(7)), Some(20_000 + SLACK));
+        // A new one (the goroutine made another call since) is not retaken.
+        assert_eq!(m.round(true, Some(8)), Some(20_000 + SLACK));
+        assert_eq!(m.idle, 1);
+    }
+
+    #[test]
+    fn an_idle_node_s_sysmon_sleeps_deeply_until_the_node_makes_a_system_call() {
+        let mut m = Sysmon::default();
+        for _ in 0..60 {
+            m.round(true, Some(1));
+            m.round(true, None);
+        }
+        assert_eq!(m.round(false, None), None);
+        assert!(m.deep());
+        // The node's next system call wakes it with `idle` and `delay` reset.
+        assert_eq!(m.round(true, None), Some(20_000 + SLACK));
+        assert!(!m.deep());
+        assert_eq!(m.idle, 1);
+    }
+}
