@@ -385,7 +385,7 @@ def model_queue_at_ready(folder: Path, node: int) -> dict[str, list[int]]:
 
     waits = (
         pl.read_parquet(folder / "goroutine_waits.parquet")
-        .filter((pl.col("node") == node) & (pl.col("goroutine") != "node thread"))
+        .filter((pl.col("node") == node) & ~pl.col("goroutine").is_in(["node thread", "sysmon"]))
         .with_columns(start=pl.col("t_ns") - pl.col("wait_ns").cast(pl.Int64))
     )
     starts, ends = waits["start"].to_numpy(), waits["t_ns"].to_numpy()

@@ -301,7 +301,7 @@ def test_recorded_goroutine_waits_are_written_for_the_nodes_named(tmp_path: Path
     assert set(waits["node"].to_list()) == {1}
     counts = dict(waits.group_by("goroutine").len().iter_rows())
     goroutines = {"reader", "event loop", "validator", "yamux sendLoop", "yamux recvLoop"}
-    assert goroutines | {"node thread"} <= set(counts)
+    assert goroutines | {"node thread", "sysmon"} <= set(counts)
     deliveries = pl.read_parquet(tmp_path / "run" / "deliveries.parquet")
     assert counts["validator"] == deliveries.filter(pl.col("node") == 1).height
     plain = {**data, "cpu": {"costs": "measured", "nodes_per_host": 2}}

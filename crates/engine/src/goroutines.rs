@@ -158,7 +158,7 @@ impl TurnCosts {
 }
 
 /// The names of the goroutine kinds, by `Goroutine::kind`.
-pub const KIND_NAMES: [&str; 8] = [
+pub const KIND_NAMES: [&str; 9] = [
     "reader",
     "writer",
     "validator",
@@ -167,6 +167,7 @@ pub const KIND_NAMES: [&str; 8] = [
     "publisher",
     "node thread",
     "yamux recvLoop",
+    "sysmon",
 ];
 
 /// A recorded wait of a node's goroutine for its P, or of the node for a core: the
@@ -184,6 +185,11 @@ pub struct Waited {
 /// The kind under which a node's own waits for a core are recorded: its thread, made
 /// runnable (woken, or preempted with work left), until a core runs it again.
 pub const NODE_THREAD: u8 = 6;
+
+/// The kind under which a node's `sysmon` rounds are recorded (`sysmon.rs`): from its
+/// wake-up (its sleep's end, or the node's system call that ends its deep sleep) to its
+/// round.
+pub const SYSMON_THREAD: u8 = 8;
 
 impl Goroutine {
     /// The goroutine's kind, an index into `KIND_NAMES`.

@@ -60,7 +60,7 @@ use std::collections::VecDeque;
 
 use crate::config::Time;
 use crate::cpu_use::CpuUse;
-use crate::goroutines::{Goroutine, Process, TurnCosts, Waited, Wake, NODE_THREAD};
+use crate::goroutines::{Goroutine, Process, TurnCosts, Waited, Wake, NODE_THREAD, SYSMON_THREAD};
 use crate::queue::{Event, EventQueue};
 use crate::sysmon::Sysmon;
 
@@ -90,8 +90,11 @@ struct Node {
     /// The node's working thread waited for its current visit to a core, and the wait
     /// was recorded (a visit for `sysmon`'s round alone is not its wait).
     visit_recorded: bool,
-    /// Go's `sysmon` thread of the node's process, when modelled (`sysmon.rs`).
+    /// Go's `sysmon` thread of the node's process, when modelled (`sysmon.rs`); when
+    /// its last sleep ended; its rounds, when recorded (when, and the wait for it).
     sysmon: Option<Sysmon>,
+    sysmon_woke: Time,
+    sysmon_rounds: Option<Vec<(Time, Time)>>,
 }
 
 /// A recorded wait of a node for a core: when it ended (the node ran), how long it was,
@@ -220,6 +223,7 @@ impl Slices {
                         process,
                         core_waits: record.then(Vec::new),
                         sysmon,
+                        sysmon_rounds: (record && sysmon.is_some()).then(Vec::new),
                         ..Node::default()
                     }
                 })
@@ -267,7 +271,18 @@ impl Slices {
                 wait: w.wait,
                 ran: w.ran,
             });
-            goroutines.chain(cores)
+            let rounds = p
+                .sysmon_rounds
+                .iter()
+                .flatten()
+                .map(move |&(at, wait)| Waited {
+                    node,
+                    kind: SYSMON_THREAD,
+                    at,
+                    wait,
+                    ran: 0,
+                });
+            goroutines.chain(cores).chain(rounds)
         })
     }
 
@@ -381,6 +396,7 @@ impl Slices {
     pub fn sysmon_wake(&mut self, queue: &mut EventQueue, node: u32, used: &mut CpuUse) {
         let p = &mut self.procs[node as usize];
         p.sysmon.as_mut().expect("sysmon is modelled").wake();
+        p.sysmon_woke = queue.now();
         let h = (node / self.nodes_per_host) as usize;
         if p.running {
             self.sysmon_wakes_running(queue, h, node, used);
@@ -422,10 +438,16 @@ impl Slices {
     /// `node`'s `sysmon` runs its round: it sleeps again (its next `Event::SysmonWake`),
     /// or deeply if the node has nothing to run.
     fn sysmon_round(&mut self, queue: &mut EventQueue, node: u32) {
+        let now = queue.now();
         let p = &mut self.procs[node as usize];
         let busy = p.process.has_work();
         let syscall = p.process.in_syscall();
         let sysmon = p.sysmon.as_mut().expect("sysmon is modelled");
+        if let Some(rounds) = &mut p.sysmon_rounds {
+            // Woken from its deep sleep by the node's system call, it runs at once.
+            let woke = if sysmon.deep() { now } else { p.sysmon_woke };
+            rounds.push((now, now - woke));
+        }
         if let Some(sleep) = sysmon.round(busy, syscall) {
             queue.push(queue.now() + sleep, node, Event::SysmonWake { node });
         }

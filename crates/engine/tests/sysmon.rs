@@ -5,7 +5,7 @@
 mod common;
 use common::*;
 
-use gossiplab_engine::goroutines::NODE_THREAD;
+use gossiplab_engine::goroutines::{NODE_THREAD, SYSMON_THREAD};
 use gossiplab_engine::Simulation;
 use serde_json::json;
 
@@ -39,6 +39,17 @@ fn core_waits(sim: &Simulation) -> Vec<Vec<u64>> {
         .collect()
 }
 
+/// `node`'s recorded `sysmon` rounds: when (µs after 110 ms), and the wait for each (µs).
+fn sysmon_rounds(sim: &Simulation, node: u32) -> Vec<(u64, u64)> {
+    let waits = sim.goroutine_waits();
+    let rounds = waits
+        .iter()
+        .filter(|w| w.node == node && w.kind == SYSMON_THREAD);
+    rounds
+        .map(|w| ((w.at - 110 * MS) / US, w.wait / US))
+        .collect()
+}
+
 #[test]
 fn a_leaf_s_sysmon_hands_the_core_to_the_other_leaf_70us_after_it_started() {
     // Without sysmon: leaf 1 takes the idle core at 110 ms and validates to 115; leaf 2,
@@ -60,6 +71,11 @@ fn a_leaf_s_sysmon_hands_the_core_to_the_other_leaf_70us_after_it_started() {
     let waits = core_waits(&with);
     assert_eq!(waits[1][..2], [0, 140]);
     assert_eq!(waits[2][..2], [70, 140]);
+    // The sysmons' rounds (when, µs after 110 ms; how long after the wake-up): leaf 1's
+    // at 110 (woken by the system call: at once), then the one due at 110.07 at 110.21;
+    // leaf 2's at 110.07 (at once) and 110.14 (on the core when it woke).
+    assert_eq!(sysmon_rounds(&with, 1)[..2], [(0, 0), (210, 140)]);
+    assert_eq!(sysmon_rounds(&with, 2)[..2], [(70, 0), (140, 0)]);
     // Rounds cost nothing and the core never idles while a leaf has work: the last copy
     // is validated at 120 ms still, and the first no longer at 115.
     let delivered = sorted_delivery_times(&with);
