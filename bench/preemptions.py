@@ -178,6 +178,25 @@ def model_waits(run: Path, start: float, window: float) -> dict[int, list[float]
     return out
 
 
+def model_sysmon_line(run: Path, start: float, window: float) -> str:
+    """The model's `sysmon` rounds in [start, start + window) seconds (goroutine "sysmon"
+    of `goroutine_waits.parquet`), beside the kernel's count of `sysmon` wake-ups: each
+    wake-up of the model's `sysmon` is one round, run at once or after the node's group
+    waited for the core."""
+    rounds = pl.read_parquet(run / "goroutine_waits.parquet").filter(
+        (pl.col("goroutine") == "sysmon")
+        & (pl.col("t_ns") >= int(start * 1e9))
+        & (pl.col("t_ns") < int((start + window) * 1e9))
+    )
+    if rounds.is_empty():
+        return "the model's nodes have no sysmon ([cpu] sysmon = false)"
+    waited = rounds.filter(pl.col("wait_ns") > 0).height
+    return (
+        f"the model's sysmon threads run {rounds.height / window:,.0f} rounds a second, "
+        f"{waited / window:,.0f} of them after waiting for the core"
+    )
+
+
 def model_report(waits: dict[int, list[float]], window: float, listed: list[int]) -> None:
     print("| node | waits /s | p50 / p90 / p99 / max (µs) |")
     print("|---|---:|---|")
@@ -255,6 +274,7 @@ def main() -> None:
         start = publishing_second(spec)
         print(f"\nThe model ({args.model}), its nodes' waits for a core over the same seconds:")
         model_report(model_waits(args.model, start, args.window), args.window, listed)
+        print(model_sysmon_line(args.model, start, args.window))
 
 
 def report(trace: Trace, node_of: dict[int, int], window: float, listed: list[int]) -> None:
