@@ -82,6 +82,11 @@ SAMPLE_AFTER_S = 4.0
 # The rows of working visits, the same for a recording and a model run.
 VISIT_TIME = "working visits: the working threads' time on the CPU"
 VISIT_GAP = "working visits: gap since the group's last one ended"
+# The model's counts beside the kernel's rows: its sysmon's wake-ups (the kernel's split
+# by the group's state) and its working visits that ended with work left (the kernel's
+# split by where the thread was).
+MODEL_SYSMON = "wake-ups of sysmon, group idle or queued (model: every round)"
+MODEL_PREEMPTED = "preempted in: anything (model: left the core with work)"
 
 
 def build() -> tuple[Path, Path]:
@@ -304,8 +309,10 @@ def _visit_rows(cls: str, start: int, working_ns: int, last_end: int | None, out
 
 def model_visits(run: Path, hubs: int) -> tuple[Values, dict[str, int], float]:
     """A model run's working visits (its recorded nodes' own waits for a core, each
-    followed by `ran_ns` on it) that start while it publishes: the values by class, how
-    many recorded nodes each class has, and the seconds read."""
+    followed by `ran_ns` on it) that start while it publishes, those that ended with work
+    left (the next wait began as the visit ended), and its `sysmon` rounds (with
+    `[cpu] sysmon`): the values by class, how many recorded nodes each class has, and the
+    seconds read."""
     table = run / "goroutine_waits.parquet"
     if not table.exists():
         raise SystemExit(
@@ -313,17 +320,23 @@ def model_visits(run: Path, hubs: int) -> tuple[Values, dict[str, int], float]:
         )
     published = pl.read_parquet(run / "publishes.parquet")["t_publish_ns"]
     start, end = int(published.filter(published >= 0).min()), int(published.max())
-    visits = (
-        pl.read_parquet(table).filter(pl.col("goroutine") == "node thread").sort("node", "t_ns")
-    )
+    waits = pl.read_parquet(table)
+    visits = waits.filter(pl.col("goroutine") == "node thread").sort("node", "t_ns")
     classes = _classes(pl.read_parquet(run / "traffic.parquet"), hubs)
     out: Values = defaultdict(list)
     for (node,), rows in visits.group_by(["node"], maintain_order=True):
         last_end: int | None = None
-        for t, ran in rows.select("t_ns", "ran_ns").iter_rows():
+        for t, wait, ran in rows.select("t_ns", "wait_ns", "ran_ns").iter_rows():
+            if last_end is not None and start <= last_end < end and t - wait == last_end:
+                out[(classes[node], MODEL_PREEMPTED)].append(1.0)
             if start <= t < end:
                 _visit_rows(classes[node], t, ran, last_end, out)
             last_end = t + ran
+    rounds = waits.filter(
+        (pl.col("goroutine") == "sysmon") & (pl.col("t_ns") >= start) & (pl.col("t_ns") < end)
+    )
+    for node in rounds["node"].to_list():
+        out[(classes[node], MODEL_SYSMON)].append(1.0)
     recorded = visits["node"].unique().to_list()
     per_class = {c: sum(classes[n] == c for n in recorded) for c in ("hubs", "others")}
     return out, per_class, (end - start) / 1e9

@@ -17,6 +17,8 @@ sys.path.insert(0, str(Path(__file__).parents[1] / "bench"))
 from kernel_eevdf import (
     LEFT_SYSCALL,
     LEFT_USER,
+    MODEL_PREEMPTED,
+    MODEL_SYSMON,
     PREEMPTION_CAUSE_NS,
     SWITCH,
     SWITCH_IN,
@@ -206,3 +208,33 @@ def test_a_model_run_s_visits_are_its_node_thread_waits_and_time_on_the_core(
     assert values[("hubs", VISIT_GAP)] == pytest.approx([0.4])  # 1,500 - (1,000 + 100)
     assert values[("others", VISIT_TIME)] == pytest.approx([0.3])
     assert nodes == {"hubs": 1, "others": 1} and span == pytest.approx(3e-6)
+
+
+def test_a_model_run_s_preemptions_and_sysmon_rounds_are_counted_by_class(
+    tmp_path: Path,
+) -> None:
+    # Node 0 runs from 1,000 ns for 100 and waits from 1,100 (400 ns) to run again at
+    # 1,500: it left the core with work, a preemption. Node 1 runs from 2,000 for 300 and
+    # its next wait begins at 2,600, after it blocked: none. Node 0's sysmon rounds at
+    # 1,200 and 3,000, node 1's at 4,500 (after the last publication at 4,000: not read).
+    pl.DataFrame(
+        {
+            "node": [0, 0, 1, 1, 0, 0, 1],
+            "goroutine": ["node thread"] * 4 + ["sysmon"] * 3,
+            "t_ns": [1_000, 1_500, 2_000, 3_000, 1_200, 3_000, 4_500],
+            "wait_ns": [0, 400, 0, 400, 0, 0, 0],
+            "ran_ns": [100, 200, 300, 50, None, None, None],
+        },
+        schema_overrides={"ran_ns": pl.UInt64},
+    ).write_parquet(tmp_path / "goroutine_waits.parquet")
+    pl.DataFrame({"msg": [0, 1], "t_publish_ns": [1_000, 4_000]}).write_parquet(
+        tmp_path / "publishes.parquet"
+    )
+    pl.DataFrame({"node": [0, 1], "kind": ["payload"] * 2, "msgs_recv": [9, 1]}).write_parquet(
+        tmp_path / "traffic.parquet"
+    )
+    values, _, _ = model_visits(tmp_path, hubs=1)
+    assert len(values[("hubs", MODEL_PREEMPTED)]) == 1
+    assert ("others", MODEL_PREEMPTED) not in values
+    assert len(values[("hubs", MODEL_SYSMON)]) == 2
+    assert ("others", MODEL_SYSMON) not in values
