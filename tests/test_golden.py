@@ -124,7 +124,7 @@ GOLDEN = {
     "gossipsub-2.0-loss": "95a66d9536f5600068dc1037e76d87a04bf5ec27bebf4675c9101287027c4ea0",
     "cpu-own-cores": "7c70ab86613c4bf9f7fcb313d10e3c6814c477280250091f78fb5e1670c5e09a",
     "cpu-shared-hosts": "20cb86c5f415ece3a7d994f64dce934855a7bcdfb58356c9783b79c1733bd27d",
-    "cpu-event-loop": "1c8112ab24c77702797242e51152c635c21186abc6a5bce43b52b91dad7580e5",
+    "cpu-event-loop": "5f979ea6afcc9c4d0eda3b3352566728c80e58e92965924fa454dd8e8df6074e",
 }
 
 

@@ -401,8 +401,9 @@ impl Cpu {
                 .as_ref()
                 .is_some_and(|s| s.reads_network(node, g) && s.waits_on_network(node, g));
         // A time-sliced node with no runnable goroutine and no data waiting for the
-        // netpoller is not on a core nor in its host's run queue (`slices.rs`): this work
-        // wakes it (`node_wakeup`).
+        // netpoller is not on a core, its thread blocked in `netpoll` (`slices.rs`; its
+        // group may wait for a core for its `sysmon` alone): this work wakes it
+        // (`node_wakeup`).
         let idle =
             self.costs.per_node_wakeup_ns > 0 && self.slices.as_ref().is_some_and(|s| s.idle(node));
         if woken {

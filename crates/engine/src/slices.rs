@@ -291,12 +291,14 @@ impl Slices {
         &mut self.procs[node as usize].process
     }
 
-    /// True if `node` has nothing to run: not on a core, not waiting for one. (A node
-    /// leaves its core only once its run queue is empty and the netpoller's data was
-    /// injected, `Process::idle_poll`, or its slice is used up, and then it waits.)
+    /// True if `node`'s working thread has nothing to run: not on a core, no goroutine
+    /// runnable. (A node leaves its core only once its run queue is empty and the
+    /// netpoller's data was injected, `Process::idle_poll`, or its slice is used up, and
+    /// then it waits with its work; its group may also wait for a core for its `sysmon`'s
+    /// round alone, its working thread blocked in `netpoll`.)
     pub fn idle(&self, node: u32) -> bool {
         let p = &self.procs[node as usize];
-        !p.running && !p.waiting
+        !p.running && !p.process.has_work()
     }
 
     /// True if the event being carried out is the hand-off of `node`'s running

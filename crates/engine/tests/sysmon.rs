@@ -94,3 +94,41 @@ fn an_idle_node_s_visit_for_its_sysmon_s_round_is_not_a_wait_of_its_working_thre
     assert_eq!(core_waits(&with)[0], vec![0]);
     assert_eq!(core_waits(&with)[1][..2], [0, 140]);
 }
+
+/// Each (message, leaf)'s delivery, µs after 110 ms: node 0 publishes two messages 100 µs
+/// apart to its two leaves sharing one core; validating costs 50 µs, a node's wake-up
+/// 20 µs.
+fn two_messages_on_a_shared_core() -> Vec<(u32, u32, u64)> {
+    let patch = json!({"cpu": {
+        "nodes_per_host": 3, "cores": 1, "time_slice_ns": 100 * MS, "hrtick": true,
+        "per_copy_ns": 50 * US, "per_node_wakeup_ns": 20 * US, "sysmon": true
+    }});
+    let c = config(3, "floodsub", 10 * MS, 2 * S, 1, patch);
+    let schedule = messages(0, 100 * MS, 100 * US, 2, 100);
+    let mut sim = Simulation::new(&c, &star(2), &schedule).unwrap();
+    sim.run();
+    let d = &sim.output().deliveries;
+    let mut got: Vec<(u32, u32, u64)> = (0..d.msg.len())
+        .filter(|&i| d.node[i] != 0)
+        .map(|i| (d.msg[i], d.node[i], (d.t_ns[i] as u64 - 110 * MS) / US))
+        .collect();
+    got.sort_unstable();
+    got
+}
+
+#[test]
+fn work_for_a_node_queued_for_its_sysmon_alone_wakes_its_blocked_thread() {
+    // Message 0 reaches both leaves at 110 ms: leaf 1 takes the idle core (wake-up 20 +
+    // validation 50: done at 110.07, as its sysmon wakes). Blocking with its sysmon due,
+    // leaf 1 is past the average (70 µs against 35), so its group queues for the round
+    // and leaf 2 runs (70 µs: done at 110.14). Message 1 arrives at 110.10: leaf 1's
+    // working thread is blocked in netpoll while its group waits for the core, so this
+    // work wakes it and pays the wake-up (`per_node_wakeup`); leaf 2 is running and does
+    // not. At 110.14 leaf 2 goes on (its sysmon, due then, finds it at the average and
+    // it keeps the core) and validates message 1 by 110.19; then leaf 1 runs its round
+    // and its 20 + 50 µs: 110.26.
+    assert_eq!(
+        two_messages_on_a_shared_core(),
+        vec![(0, 1, 70), (0, 2, 140), (1, 1, 260), (1, 2, 190)]
+    );
+}
