@@ -181,13 +181,28 @@ def test_the_gap_runs_from_a_working_visit_s_end_to_the_next_one_s_start() -> No
     assert values[("others", VISIT_TIME)] == pytest.approx([20.0])
 
 
+def _model_run(folder: Path, waits: dict[str, list[object]]) -> None:
+    # A model run's tables as `model_visits` reads them: the recorded waits given, two
+    # messages published at 1,000 and 4,000 ns, node 0 the one that received more copies.
+    pl.DataFrame(waits, schema_overrides={"ran_ns": pl.UInt64}).write_parquet(
+        folder / "goroutine_waits.parquet"
+    )
+    pl.DataFrame({"msg": [0, 1], "t_publish_ns": [1_000, 4_000]}).write_parquet(
+        folder / "publishes.parquet"
+    )
+    pl.DataFrame({"node": [0, 1], "kind": ["payload"] * 2, "msgs_recv": [9, 1]}).write_parquet(
+        folder / "traffic.parquet"
+    )
+
+
 def test_a_model_run_s_visits_are_its_node_thread_waits_and_time_on_the_core(
     tmp_path: Path,
 ) -> None:
     # Node 0 runs from 1,000 ns for 100, from 1,500 for 200, from 5,000 for 50 (after the
     # last publication at 4,000: not read); node 1 from 2,000 for 300. A goroutine's
     # wait is no visit. Node 0 received more copies: with one hub, the hub.
-    pl.DataFrame(
+    _model_run(
+        tmp_path,
         {
             "node": [0, 0, 0, 0, 1],
             "goroutine": ["node thread"] * 3 + ["validator", "node thread"],
@@ -195,13 +210,6 @@ def test_a_model_run_s_visits_are_its_node_thread_waits_and_time_on_the_core(
             "wait_ns": [0] * 5,
             "ran_ns": [100, 200, 50, None, 300],
         },
-        schema_overrides={"ran_ns": pl.UInt64},
-    ).write_parquet(tmp_path / "goroutine_waits.parquet")
-    pl.DataFrame({"msg": [0, 1], "t_publish_ns": [1_000, 4_000]}).write_parquet(
-        tmp_path / "publishes.parquet"
-    )
-    pl.DataFrame({"node": [0, 1], "kind": ["payload"] * 2, "msgs_recv": [9, 1]}).write_parquet(
-        tmp_path / "traffic.parquet"
     )
     values, nodes, span = model_visits(tmp_path, hubs=1)
     assert values[("hubs", VISIT_TIME)] == pytest.approx([0.1, 0.2])
@@ -217,7 +225,8 @@ def test_a_model_run_s_preemptions_and_sysmon_rounds_are_counted_by_class(
     # 1,500: it left the core with work, a preemption. Node 1 runs from 2,000 for 300 and
     # its next wait begins at 2,600, after it blocked: none. Node 0's sysmon rounds at
     # 1,200 and 3,000, node 1's at 4,500 (after the last publication at 4,000: not read).
-    pl.DataFrame(
+    _model_run(
+        tmp_path,
         {
             "node": [0, 0, 1, 1, 0, 0, 1],
             "goroutine": ["node thread"] * 4 + ["sysmon"] * 3,
@@ -225,13 +234,6 @@ def test_a_model_run_s_preemptions_and_sysmon_rounds_are_counted_by_class(
             "wait_ns": [0, 400, 0, 400, 0, 0, 0],
             "ran_ns": [100, 200, 300, 50, None, None, None],
         },
-        schema_overrides={"ran_ns": pl.UInt64},
-    ).write_parquet(tmp_path / "goroutine_waits.parquet")
-    pl.DataFrame({"msg": [0, 1], "t_publish_ns": [1_000, 4_000]}).write_parquet(
-        tmp_path / "publishes.parquet"
-    )
-    pl.DataFrame({"node": [0, 1], "kind": ["payload"] * 2, "msgs_recv": [9, 1]}).write_parquet(
-        tmp_path / "traffic.parquet"
     )
     values, _, _ = model_visits(tmp_path, hubs=1)
     assert len(values[("hubs", MODEL_PREEMPTED)]) == 1
