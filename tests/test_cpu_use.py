@@ -26,7 +26,8 @@ def _publishes(*times_ns: int) -> pl.DataFrame:
 def _resources(rows: list[tuple[int, int, float]]) -> pl.DataFrame:
     # As the model writes it: no memory, syscalls or switches.
     return from_rows(
-        "resources", [(node, t, cpu, None, None, None, None, None, None) for node, t, cpu in rows]
+        "resources",
+        [(node, t, cpu, None, None, None, None, None, None, None) for node, t, cpu in rows],
     )
 
 
@@ -70,23 +71,28 @@ def test_cpu_while_publishing_spans_the_first_to_the_last_publication() -> None:
 
 def test_the_sysmon_threads_part_is_read_as_the_cpu_is() -> None:
     # Node 0's sysmon ran 0.1 s in each second: 0.1 cores over 0.75 s - 1.75 s; node 2's
-    # 0.05 between its two samples, which are the window's bounds. Node 1 left out.
+    # 0.05 between its two samples, which are the window's bounds. Node 1 left out. Node
+    # 0's ran 1,000 times a second, node 2's 500 times in its second: 1,500 runs a
+    # second, 0.15 s / 1,500 = 100 µs a run.
     rows = [
-        (node, t, cpu, None, None, None, None, None, sysmon)
-        for node, t, cpu, sysmon in [
-            (0, 0, 0.0, 0.0),
-            (0, 1 * S, 0.5, 0.1),
-            (0, 2 * S, 1.5, 0.2),
-            (1, 500 * MS, 0.2, 0.0),
-            (1, 1_500 * MS, 0.4, 0.3),
-            (2, 750 * MS, 1.0, 0.0),
-            (2, 1_750 * MS, 1.25, 0.05),
+        (node, t, cpu, None, None, None, None, None, sysmon, runs)
+        for node, t, cpu, sysmon, runs in [
+            (0, 0, 0.0, 0.0, 0),
+            (0, 1 * S, 0.5, 0.1, 1_000),
+            (0, 2 * S, 1.5, 0.2, 2_000),
+            (1, 500 * MS, 0.2, 0.0, 0),
+            (1, 1_500 * MS, 0.4, 0.3, 9),
+            (2, 750 * MS, 1.0, 0.0, 0),
+            (2, 1_750 * MS, 1.25, 0.05, 500),
         ]
     ]
     cpu = cpu_while_publishing(from_rows("resources", rows), _publishes(750 * MS, 1_750 * MS))
     assert cpu is not None
     assert cpu["sysmon_cores_all_nodes"] == pytest.approx(0.15)
-    assert "Go's sysmon threads 0.150 of them" in (cpu_text({"cpu": cpu}) or "")
+    assert cpu["sysmon_runs_per_s_all_nodes"] == pytest.approx(1_500)
+    assert cpu["sysmon_us_per_run"] == pytest.approx(100)
+    text = cpu_text({"cpu": cpu}) or ""
+    assert "Go's sysmon threads 0.150 of them (1,500 runs a second, 100.0 µs each)" in text
     # The model's table has none.
     assert "sysmon_cores_all_nodes" not in (cpu_while_publishing(HAND_MADE, _publishes(0, S)) or {})
 

@@ -143,7 +143,8 @@ def test_build_report_on_a_missing_folder_says_so(tmp_path: Path) -> None:
 def resources(nodes: int = 3) -> Any:
     """Node i uses (i + 1) × 0.25 cores and grows by 1 MiB a second, sampled each 500 ms."""
     rows = [
-        (node, t * 500 * MS, (node + 1) * 0.25 * t * 0.5, (40 + t // 2) * 2**20, t, t, t, t, None)
+        (node, t * 500 * MS, (node + 1) * 0.25 * t * 0.5, (40 + t // 2) * 2**20, *(t,) * 4)
+        + (None,) * 2
         for node in range(nodes)
         for t in range(6)
     ]

@@ -75,11 +75,23 @@ def cpu_while_publishing(
         "cores_per_node_max": float(cores.max()),  # type: ignore[arg-type]
     }
     # Of it, what Go's sysmon threads ran (real nodes; the model's table has none).
-    if "sysmon_cpu_s" in resources.columns and not resources["sysmon_cpu_s"].is_null().all():
+    if _recorded(resources, "sysmon_cpu_s"):
         sysmon = cores_per_node(resources, start, end, "sysmon_cpu_s")
         if not sysmon.is_empty():
             found["sysmon_cores_all_nodes"] = float(sysmon.sum())
+    # How often they ran, and their CPU per run: what a round of Go's sysmon costs.
+    if _recorded(resources, "sysmon_runs") and "sysmon_cores_all_nodes" in found:
+        runs = float(cores_per_node(resources, start, end, "sysmon_runs").sum())
+        found["sysmon_runs_per_s_all_nodes"] = runs
+        if runs > 0:
+            found["sysmon_us_per_run"] = found["sysmon_cores_all_nodes"] / runs * 1e6
     return found
+
+
+def _recorded(resources: pl.DataFrame, column: str) -> bool:
+    """True if the table has `column` with some value (older runs lack it; the model's
+    rows leave it null)."""
+    return column in resources.columns and not resources[column].is_null().all()
 
 
 def cores_per_node(
@@ -104,6 +116,9 @@ def cpu_text(summary: Mapping[str, Any]) -> str | None:
     )
     if cpu.get("sysmon_cores_all_nodes") is not None:
         text += f"; Go's sysmon threads {cpu['sysmon_cores_all_nodes']:,.3f} of them"
+    if cpu.get("sysmon_us_per_run") is not None:
+        runs = cpu["sysmon_runs_per_s_all_nodes"]
+        text += f" ({runs:,.0f} runs a second, {cpu['sysmon_us_per_run']:.1f} µs each)"
     return text
 
 

@@ -117,10 +117,10 @@ SCHEMAS: dict[str, pa.Schema] = {
     ),
     # One row per node and sample: cumulative CPU seconds, resident memory, and cumulative
     # read/write syscalls and context switches of all its threads, and the CPU seconds of
-    # Go's sysmon thread (part of cpu_s). The testbed fills them from /proc (null where it
-    # could not be read). The model, when it charges
-    # CPU, fills cpu_s (the time a core ran the node's work) at every whole second and at
-    # the end, and leaves the rest null: it has no memory, syscalls or threads.
+    # Go's sysmon thread (part of cpu_s) and the times it ran. The testbed fills them from
+    # /proc (null where it could not be read). The model, when it charges CPU, fills cpu_s
+    # (the time a core ran the node's work) at every whole second and at the end, and
+    # leaves the rest null: it has no memory, syscalls or threads.
     "resources": pa.schema(
         [
             ("node", pa.uint32()),
@@ -132,6 +132,7 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("voluntary_switches", pa.int64()),
             ("involuntary_switches", pa.int64()),
             ("sysmon_cpu_s", pa.float64()),
+            ("sysmon_runs", pa.int64()),
         ]
     ),
     # Aggregate mode, one row per message (published or not): its expected receivers

@@ -74,15 +74,23 @@ def sysmon_thread(pid: int) -> int | None:
     return min(found)[1] if found else None
 
 
-def thread_cpu_ns(pid: int, tid: int) -> int | None:
-    """A thread's time on a CPU so far, in ns (`/proc/PID/task/TID/schedstat`, whose
-    first field the scheduler keeps in ns, where `stat`'s utime and stime are whole
-    ticks); None once it is gone."""
+def thread_schedstat(pid: int, tid: int) -> tuple[int, int] | None:
+    """A thread's time on a CPU so far, in ns, and how many times it ran
+    (`/proc/PID/task/TID/schedstat`: the scheduler keeps the first field in ns, where
+    `stat`'s utime and stime are whole ticks; the third counts the times a CPU switched
+    to the thread, `sched_info.pcount`); None once it is gone."""
     try:
         with open(f"/proc/{pid}/task/{tid}/schedstat", encoding="ascii") as schedstat:
-            return int(schedstat.read().split()[0])
+            fields = schedstat.read().split()
+        return int(fields[0]), int(fields[2])
     except (OSError, IndexError, ValueError):
         return None
+
+
+def thread_cpu_ns(pid: int, tid: int) -> int | None:
+    """A thread's time on a CPU so far, in ns (`thread_schedstat`)."""
+    found = thread_schedstat(pid, tid)
+    return None if found is None else found[0]
 
 
 def host_cpu() -> tuple[int, int]:
@@ -171,9 +179,11 @@ class Sampler:
 
     pids: dict[int, int]
     interval_ns: int
-    # node, unix ns, CPU s, resident bytes, then process_counts and sysmon's CPU s (-1
-    # where unreadable)
-    rows: list[tuple[int, int, float, int, int, int, int, int, float]] = field(default_factory=list)
+    # node, unix ns, CPU s, resident bytes, then process_counts, sysmon's CPU s and the
+    # times it ran (-1 where unreadable)
+    rows: list[tuple[int, int, float, int, int, int, int, int, float, int]] = field(
+        default_factory=list
+    )
     sysmon: dict[int, int] = field(default_factory=dict)  # node -> its sysmon thread
     host: list[tuple[int, float]] = field(default_factory=list)  # unix ns, busy share
     extra: dict[str, int] = field(default_factory=dict)  # other processes (delay stage)
@@ -207,22 +217,23 @@ class Sampler:
             found = process_sample(pid)
             if found is not None:
                 counts = process_counts(pid) or (-1, -1, -1, -1)
-                self.rows.append((node, now, *found, *counts, self._sysmon_s(node, pid)))
+                self.rows.append((node, now, *found, *counts, *self._sysmon(node, pid)))
         for name, pid in self.extra.items():
             found = process_sample(pid)
             if found is not None:
                 self.extra_rows.append((name, now, *found))
 
-    def _sysmon_s(self, node: int, pid: int) -> float:
-        """The node's sysmon thread's CPU seconds so far, -1 where unknown."""
+    def _sysmon(self, node: int, pid: int) -> tuple[float, int]:
+        """The node's sysmon thread's CPU seconds so far and the times it ran, -1 where
+        unknown."""
         tid = self.sysmon.get(node)
         if tid is None:
             tid = sysmon_thread(pid)
             if tid is None:
-                return -1.0
+                return -1.0, -1
             self.sysmon[node] = tid
-        ns = thread_cpu_ns(pid, tid)
-        return -1.0 if ns is None else ns / 1e9
+        found = thread_schedstat(pid, tid)
+        return (-1.0, -1) if found is None else (found[0] / 1e9, found[1])
 
     def _loop(self) -> None:
         last = host_cpu()
