@@ -343,10 +343,9 @@ impl Slices {
         if p.waiting {
             // Only a group waiting for `sysmon`'s round alone has no work: the working
             // thread wakes in it.
-            if p.sysmon.is_some() {
-                p.ready_since = now;
-                self.wake_in_waiting_group(queue, host, node, used);
-            }
+            debug_assert!(p.sysmon.is_some(), "a node waits for a core with work");
+            p.ready_since = now;
+            self.wake_in_waiting_group(queue, host, node, used);
             return;
         }
         self.wake_group(queue, host, node, used);
@@ -451,7 +450,7 @@ impl Slices {
             rounds.push((now, now - woke));
         }
         if let Some(sleep) = sysmon.round(busy, syscall) {
-            queue.push(queue.now() + sleep, node, Event::SysmonWake { node });
+            queue.push(now + sleep, node, Event::SysmonWake { node });
         }
     }
 
@@ -473,11 +472,7 @@ impl Slices {
         let now = queue.now();
         let slice_over = self.hosts[h].cores[k].slice_end <= now;
         let running = self.take_core(h, k, now, used);
-        if slice_over {
-            self.requeue_for_next_slice(h, running);
-        } else {
-            self.hosts[h].run_queue.push_back(running);
-        }
+        self.queue_again(h, running, slice_over);
         self.run_next(queue, h, k, now);
     }
 
@@ -559,17 +554,18 @@ impl Slices {
         let Some(k) = self.hosts[h].cores.iter().position(overrun) else {
             return false;
         };
-        let running = self.take_core(h, k, now, used);
-        self.requeue_for_next_slice(h, running);
-        self.run_next(queue, h, k, now);
+        self.preempt(queue, h, k, used);
         true
     }
 
-    /// `node`'s slice is over with work left: it queues again, its next deadline a slice
-    /// on from where it stopped (`update_deadline`).
-    fn requeue_for_next_slice(&mut self, h: usize, node: u32) {
-        let p = &mut self.procs[node as usize];
-        p.deadline = p.vruntime + self.kernel.slice;
+    /// `node` left its core still runnable: it queues again, with its deadline, or with
+    /// the next one, a slice on from where it stopped, if its slice is over
+    /// (`update_deadline`).
+    fn queue_again(&mut self, h: usize, node: u32, slice_over: bool) {
+        if slice_over {
+            let p = &mut self.procs[node as usize];
+            p.deadline = p.vruntime + self.kernel.slice;
+        }
         self.hosts[h].run_queue.push_back(node);
     }
 
@@ -630,11 +626,7 @@ impl Slices {
         if runnable {
             p.waiting = true;
             p.ready_since = now;
-            if c.slice_end <= now {
-                self.requeue_for_next_slice(h, node);
-            } else {
-                self.hosts[h].run_queue.push_back(node);
-            }
+            self.queue_again(h, node, c.slice_end <= now);
         }
         self.run_next(queue, h, k, now);
     }
