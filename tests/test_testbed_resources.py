@@ -16,7 +16,6 @@ from gossiplab.backends.testbed.resources import (
     cpu_times_delta,
     process_counts,
     sysmon_thread,
-    thread_cpu_ns,
     thread_schedstat,
 )
 
@@ -124,4 +123,4 @@ def test_sysmon_is_the_thread_the_go_runtime_starts_first(tmp_path: Path) -> Non
     # A busy program's sysmon, its sleeps doubled up to 10 ms (runtime/proc.go:sysmon:
     # no retake, its P never idle), runs about 20 times in 0.2 s.
     assert 10 <= after[1] - before[1] <= 40
-    assert thread_cpu_ns(spinner.pid, tid or 0) is None  # gone with its process
+    assert thread_schedstat(spinner.pid, tid or 0) is None  # gone with its process

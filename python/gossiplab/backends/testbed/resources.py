@@ -87,12 +87,6 @@ def thread_schedstat(pid: int, tid: int) -> tuple[int, int] | None:
         return None
 
 
-def thread_cpu_ns(pid: int, tid: int) -> int | None:
-    """A thread's time on a CPU so far, in ns (`thread_schedstat`)."""
-    found = thread_schedstat(pid, tid)
-    return None if found is None else found[0]
-
-
 def host_cpu() -> tuple[int, int]:
     """(busy, total) jiffies of the whole host since boot."""
     with open("/proc/stat", encoding="ascii") as stat:
