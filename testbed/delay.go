@@ -469,7 +469,7 @@ func runDelay(configPath string) error {
 		return err
 	}
 	// Die with the orchestrator, like the nodes: a held packet is worthless without it.
-	_ = unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(syscall.SIGKILL), 0, 0, 0)
+	dieWithOrchestrator()
 	// Per-packet garbage is small and short-lived: collect it less often, for fewer
 	// pauses on the release path (memory stays a few MiB).
 	debug.SetGCPercent(400)

@@ -27,7 +27,6 @@ import (
 	quic "github.com/libp2p/go-libp2p/p2p/transport/quic"
 	"github.com/libp2p/go-libp2p/p2p/transport/tcp"
 	ma "github.com/multiformats/go-multiaddr"
-	"golang.org/x/sys/unix"
 )
 
 // profileFile is the CPU profile a node writes into its folder when asked.
@@ -127,7 +126,7 @@ func runNode(configPath string) error {
 		return err
 	}
 	// Die with the orchestrator even if it is SIGKILLed; the next run cleans the rest.
-	_ = unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(syscall.SIGKILL), 0, 0, 0)
+	dieWithOrchestrator()
 	started := time.Now()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -9,8 +9,6 @@ import (
 	"syscall"
 	"time"
 	"unsafe"
-
-	"golang.org/x/sys/unix"
 )
 
 // The speed gauge prints, once a second, how fast the CPU it runs on is at that moment
@@ -88,8 +86,9 @@ func medianOf(values []float64) float64 {
 
 // runSpeedGauge prints a reading a second for `seconds` (until killed if 0).
 func runSpeedGauge(seconds int) {
-	// Die with the orchestrator, like the nodes, even if it is SIGKILLed.
-	_ = unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(syscall.SIGKILL), 0, 0, 0)
+	// Die with the orchestrator, like the nodes, even if it is SIGKILLed: the gauge runs
+	// in no namespace of the run, so `gossiplab clean` would not find it.
+	dieWithOrchestrator()
 	runtime.LockOSThread()
 	g := newSpeedGauge()
 	loads, verifies := make([]float64, gaugeRunsPerTick), make([]float64, gaugeRunsPerTick)

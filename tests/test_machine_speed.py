@@ -84,3 +84,35 @@ def test_a_cpu_shared_with_a_spinning_process_reads_as_fast(tmp_path: Path) -> N
 
     loads = [median([r.load_ns for r in rs]) for rs in (alone_readings, shared_readings)]
     assert loads[1] == pytest.approx(loads[0], rel=0.3)
+
+
+def _gone(pid: int) -> bool:
+    """True once `pid` exited (a zombie its new parent did not reap counts as gone)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return True
+    return state == "Z"
+
+
+def test_a_gauge_whose_orchestrator_died_before_it_started_exits() -> None:
+    # The subshell outlives the shell that started it, is handed to init, and only then
+    # becomes the gauge: PR_SET_PDEATHSIG, asked for after the parent's death, would
+    # never fire (the process that survived an interrupted run of
+    # test_testbed_teardown.py), so the gauge must see it is orphaned and exit.
+    binary = ensure_binary()
+    started = subprocess.run(
+        ["sh", "-c", f"(sleep 0.3; exec {binary} speed 0) >/dev/null 2>&1 & echo $!"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    pid = int(started.stdout)
+    try:
+        deadline = time.monotonic() + 10
+        while not _gone(pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _gone(pid), "an orphaned gauge kept running"
+    finally:
+        if not _gone(pid):
+            os.kill(pid, 9)
