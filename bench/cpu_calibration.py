@@ -44,6 +44,8 @@ import numpy as np
 import polars as pl
 
 COUNTS = ("cpu_s", "read_syscalls", "write_syscalls", "voluntary_switches")
+# Go's sysmon thread's part of cpu_s and its runs, where the testbed recorded them.
+SYSMON_COUNTS = ("sysmon_cpu_s", "sysmon_runs")
 READS_PER_WAKEUP = 2
 # Measured by bench/wakeup_switches.py (docs/network-calibration.md, "On one P").
 SWITCHES_PER_WAKEUP = 3.24
@@ -58,16 +60,23 @@ LARGE_KB_PER_COPY = 8  # runs with more kB per copy than this are the large-mess
 
 
 def _window(resources: pl.DataFrame, start_ns: int) -> pl.DataFrame:
-    """Per node, each count's increase from the last sample at or before `start_ns`."""
+    """Per node, each count's increase from the last sample at or before `start_ns`
+    (sysmon's too, where every node's was recorded)."""
     last = pl.all().sort_by("t_ns").last()
     before = resources.filter(pl.col("t_ns") <= start_ns).group_by("node").agg(last)
     end = resources.group_by("node").agg(last)
     joined = end.join(before, on="node", suffix="_0")
+    counts = COUNTS + tuple(c for c in SYSMON_COUNTS if sysmon_recorded(resources, c))
     return joined.select(
         "node",
         ((pl.col("t_ns") - pl.col("t_ns_0")) / 1e9).alias("node_s"),
-        *[(pl.col(c) - pl.col(f"{c}_0")).cast(pl.Float64).alias(c) for c in COUNTS],
+        *[(pl.col(c) - pl.col(f"{c}_0")).cast(pl.Float64).alias(c) for c in counts],
     )
+
+
+def sysmon_recorded(resources: pl.DataFrame, column: str) -> bool:
+    """True if every sample has `column` (older runs lack it; -1: the thread unread)."""
+    return column in resources.columns and bool((resources[column].fill_null(-1) >= 0).all())
 
 
 def measure(folder: Path) -> tuple[pl.DataFrame, float]:

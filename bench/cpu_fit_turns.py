@@ -31,6 +31,11 @@ Items per goroutine, as the model counts them:
   its kB (`per_rpc_sent`, `per_kb_sent`), one write syscall each;
 - validator (`validateWorker`): a copy validated.
 
+Go's `sysmon` thread runs with no P, and the profiler does not sample it: the profiled
+shares are of each node's CPU from /proc less its `sysmon` thread's, where the testbed
+recorded that (`resources.parquet` `sysmon_cpu_s`), and the script prints its CPU per
+run (the model's `per_sysmon_round`, charged apart).
+
 The collector (`gc`), the testbed's event tracer and the rest (`other`, the loop's
 heartbeat) do work for the goroutines' allocations and events, in no goroutine the
 model has: each node's share of them is apportioned to its goroutines by their CPU
@@ -199,7 +204,7 @@ def points(profiled: Path, traced: Path, apportion: bool) -> pl.DataFrame:
         c = counts.filter(pl.col("node") == node).row(0, named=True)
         for g in GOROUTINES:
             share = sum(profile[p] for p in g.profile) / total * inflate
-            cpu_us = share * c["cpu_s"] * 1e6
+            cpu_us = share * profiled_cpu_s(c) * 1e6
             model_us = sum(cost * c[item] for item, cost in g.costs.items())
             items = sum(c[i] for i in g.turn_items)
             per_turn = ipt.filter((pl.col("node") == node) & (pl.col("goroutine") == g.name))
@@ -224,8 +229,15 @@ def publisher_us(profiled: Path, apportion: bool) -> tuple[float, float]:
         profile = node_profile(profiled, row["node"])
         inflate = apportioned(profile) if apportion else 1.0
         share = profile["publisher"] / sum(profile.values()) * inflate
-        cpu_us += share * row["cpu_s"] * 1e6
+        cpu_us += share * profiled_cpu_s(row) * 1e6
     return cpu_us, float(published.filter(pl.col("t_publish_ns") >= start).height)
+
+
+def profiled_cpu_s(counts: dict[str, float]) -> float:
+    """A node's CPU the profile's samples share: its CPU from /proc, less its sysmon
+    thread's where the testbed recorded it (the profiler does not sample sysmon, which
+    runs with no P; the model charges its rounds apart, `per_sysmon_round`)."""
+    return counts["cpu_s"] - counts.get("sysmon_cpu_s", 0.0)
 
 
 def fit(rows: pl.DataFrame) -> tuple[float, float, float]:
@@ -273,6 +285,25 @@ def main() -> None:
     spent = [publisher_us(p, not args.apart) for p, _ in pairs]
     per_publish = sum(cpu for cpu, _ in spent) / sum(n for _, n in spent)
     print(f"  publisher  {per_publish:.1f} µs per publication (every node of every load)")
+    sysmon_rounds([p for p, _ in pairs])
+
+
+def sysmon_rounds(profiled: list[Path]) -> None:
+    """Per profiled run, Go's sysmon threads' CPU per run and their part of the nodes'
+    CPU (every node, the measured interval), where the testbed recorded them: the
+    model's `per_sysmon_round` is the CPU per run."""
+    print("\nsysmon, every node (µs per run, runs a second per node, part of the CPU):")
+    for folder in profiled:
+        c = node_counts(folder)
+        if "sysmon_runs" not in c.columns:
+            print(f"  {folder.name}: not recorded")
+            continue
+        cpu, runs = c["sysmon_cpu_s"].sum(), c["sysmon_runs"].sum()
+        per_node_s = runs / c["node_s"].sum()
+        print(
+            f"  {folder.name}: {cpu / runs * 1e6:.1f} µs, {per_node_s:,.0f}, "
+            f"{cpu / c['cpu_s'].sum():.1%}"
+        )
 
 
 if __name__ == "__main__":

@@ -261,6 +261,9 @@ def test_the_report_line_names_the_costs_per_goroutine_turn() -> None:
     assert "sysmon" not in line
     line = cpu_per_hop(parse_scenario({"cpu": {**turns, "sysmon": True}}, HERE))
     assert line.endswith("4 ms tick or wake-up, each node's sysmon waking the kernel")
+    costed = {**turns, "sysmon": True, "per_sysmon_round": "11us"}
+    line = cpu_per_hop(parse_scenario({"cpu": costed}, HERE))
+    assert line.endswith("each node's sysmon waking the kernel (11 µs a round)")
 
 
 def test_a_turn_cost_on_a_host_without_time_slices_names_the_field() -> None:
@@ -271,6 +274,9 @@ def test_a_turn_cost_on_a_host_without_time_slices_names_the_field() -> None:
     # Go's sysmon matters to the model only where the kernel picks among nodes.
     with pytest.raises(ScenarioError, match=r"cpu\.sysmon .* time-sliced .*cpu\.sysmon = false"):
         parse_scenario({"cpu": {"sysmon": True}}, HERE)
+    # A round's cost without sysmon would charge nothing.
+    with pytest.raises(ScenarioError, match=r"cpu\.per_sysmon_round .*cpu\.sysmon = true"):
+        parse_scenario({"cpu": {"nodes_per_host": 2, "per_sysmon_round": "11us"}}, HERE)
 
 
 def test_a_cost_of_the_event_loop_s_goroutines_without_the_loop_names_the_field() -> None:

@@ -239,6 +239,21 @@ def test_load_needs_the_run_section(tmp_path: Path) -> None:
         load_results(out)
 
 
+def test_a_run_written_before_the_sysmon_columns_loads_with_them_null(tmp_path: Path) -> None:
+    # A testbed run of an earlier version has no sysmon columns in resources.parquet: it
+    # still reads (as a crosscheck's --partner-run, for a report), recording nothing there.
+    rows = [(0, 1_000, 0.5, 1, 2, 3, 4, 5, 0.01, 100)]
+    tables = replace(line_tables(), resources=from_rows("resources", rows))
+    out = write_results(tmp_path / "run", tables, SCENARIO, run_info())
+    older = pl.read_parquet(out / "resources.parquet").drop("sysmon_cpu_s", "sysmon_runs")
+    older.write_parquet(out / "resources.parquet")
+    resources = load_results(out)[0].resources
+    assert resources is not None
+    assert resources.columns == tables.resources.columns
+    assert resources["sysmon_runs"].is_null().all()
+    assert resources["cpu_s"].to_list() == [0.5]
+
+
 # --- schema checks ------------------------------------------------------------------
 
 

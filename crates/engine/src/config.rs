@@ -92,6 +92,8 @@ pub struct CpuConfig {
     /// Model each node's Go `sysmon` thread (`sysmon.rs`): its wake-ups let the
     /// kernel pick again. Time-sliced hosts only.
     pub sysmon: bool,
+    /// The CPU time of each `sysmon` round, charged to its node (`slices.rs`).
+    pub per_sysmon_round_ns: Time,
     /// The event loop's work per RPC (`pubsub.go:handleIncomingRPC`).
     pub per_rpc_loop_ns: Time,
     /// The event loop's work per message it delivers and forwards
@@ -146,6 +148,7 @@ impl CpuConfig {
             self.per_loop_turn_ns,
             self.per_send_loop_turn_ns,
             self.per_recv_loop_turn_ns,
+            self.per_sysmon_round_ns,
         ]
         .iter()
         .any(|&c| c > 0)
@@ -200,6 +203,7 @@ impl Default for CpuConfig {
             hrtick: false,
             event_loop: false,
             sysmon: false,
+            per_sysmon_round_ns: 0,
             per_rpc_loop_ns: 0,
             per_publish_loop_ns: 0,
             per_forward_loop_ns: 0,
@@ -670,6 +674,12 @@ impl Config {
             return Err(EngineError::config(
                 "cpu.sysmon",
                 "sysmon is modelled on time-sliced hosts only: set nodes_per_host above cores, or sysmon = false",
+            ));
+        }
+        if cpu.per_sysmon_round_ns > 0 && !cpu.sysmon {
+            return Err(EngineError::config(
+                "cpu.per_sysmon_round_ns",
+                "per_sysmon_round_ns is the cost of a sysmon round: set sysmon = true, or per_sysmon_round_ns = 0",
             ));
         }
         if cpu.event_loop && !self.faults.is_empty() {

@@ -155,6 +155,7 @@ impl Cpu {
                 tick: config.kernel_tick_ns,
                 hrtick: config.hrtick,
                 sysmon: config.sysmon,
+                sysmon_round: config.per_sysmon_round_ns,
             };
             Slices::new(
                 nodes,
@@ -468,7 +469,7 @@ impl Cpu {
     /// After `tick_finish` and its event: the core goes on.
     pub fn tick_next(&mut self, queue: &mut EventQueue, host: u32, core: u32) {
         let slices = self.slices.as_mut().expect("ticks come from time slices");
-        slices.next(queue, host, core, queue.now());
+        slices.next(queue, host, core, &mut self.used);
     }
 
     /// `receiver` reads an RPC taking `cost` that arrived on `link` at `now`: after

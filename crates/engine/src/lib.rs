@@ -22,6 +22,7 @@ pub mod error;
 mod event_loop;
 mod faults;
 pub mod goroutines;
+mod group;
 pub mod histogram;
 pub mod inputs;
 pub mod inspect;

@@ -45,22 +45,25 @@
 //! A node's process has a second thread the kernel schedules, Go's `sysmon`
 //! (`sysmon.rs`), modelled when `cpu.sysmon` is on. A node's process is a group of its
 //! threads (its own autogroup or cgroup): the kernel picks a group at the root, then a
-//! thread inside it. When `sysmon`'s sleep ends, its thread wakes in the node's group.
-//! On a running node it is the group's pick (the working thread ran past the group's
-//! average), so the kernel picks again from the root (`check_preempt_wakeup_fair`, then
-//! `schedule`), where a node past the average virtual runtime or past its slice loses
-//! its core (`__pick_eevdf` keeps the running group only while it is eligible). On a
-//! node waiting for a core, the group may now preempt a running node, as a woken node
-//! does. On an idle node the group wakes, placed by its lag, for the round alone. The
-//! round runs when the group has the core and costs no time of its own (`sysmon.rs`);
-//! a group waiting for its `sysmon` alone that gets work meanwhile has its working
-//! thread wake inside it, with the same chance to preempt.
+//! thread inside it (`group.rs`). When `sysmon`'s sleep ends, its thread wakes in the
+//! node's group. On a running node it preempts the working thread if it is behind it
+//! in the group, and the kernel then picks again from the root (`schedule`), where a
+//! node past the average virtual runtime or past its slice loses its core
+//! (`__pick_eevdf` keeps the running group only while it is eligible); else it waits in
+//! the group until the working thread blocks or the group next gets a core. On a node
+//! waiting for a core, the group may now preempt a running node, as a woken node does.
+//! On an idle node the group wakes, placed by its lag, for the round alone. A round
+//! takes `cpu.per_sysmon_round` of the core, charged to the node (its virtual runtime,
+//! its CPU), and when it ends the kernel picks again from the root. A group waiting for
+//! its `sysmon` alone, or on a core for it, that gets work meanwhile has its working
+//! thread wake inside it (with the same chance to preempt, if waiting).
 
 use std::collections::VecDeque;
 
 use crate::config::Time;
 use crate::cpu_use::CpuUse;
 use crate::goroutines::{Goroutine, Process, TurnCosts, Waited, Wake, NODE_THREAD, SYSMON_THREAD};
+use crate::group::Group;
 use crate::queue::{Event, EventQueue};
 use crate::sysmon::Sysmon;
 
@@ -87,14 +90,23 @@ struct Node {
     /// its waits from then to running on a core, when recorded (`cpu.record_waits`).
     ready_since: Time,
     core_waits: Option<Vec<CoreWait>>,
-    /// The node's working thread waited for its current visit to a core, and the wait
-    /// was recorded (a visit for `sysmon`'s round alone is not its wait).
+    /// The node's working thread ran in its current visit to a core, and its wait for
+    /// it was recorded (a visit for `sysmon`'s round alone is not its wait).
     visit_recorded: bool,
     /// Go's `sysmon` thread of the node's process, when modelled (`sysmon.rs`); when
     /// its last sleep ended; its rounds, when recorded (when, and the wait for it).
     sysmon: Option<Sysmon>,
     sysmon_woke: Time,
     sysmon_rounds: Option<Vec<(Time, Time)>>,
+    /// `sysmon`'s place against the working thread inside the node's group.
+    group: Group,
+    /// The node's core runs `sysmon`'s round, not the working thread; the sleep it
+    /// takes when the round is done (`None`: its deep sleep), decided as it began.
+    sysmon_on_core: bool,
+    sysmon_sleep: Option<Time>,
+    /// `sysmon` woke behind the working thread at an instant its core's tick was due:
+    /// it preempts the working thread once the tick's event is carried out.
+    sysmon_preempts: bool,
 }
 
 /// A recorded wait of a node for a core: when it ended (the node ran), how long it was,
@@ -135,9 +147,17 @@ pub struct Kernel {
     pub tick: Time,
     pub hrtick: bool,
     pub sysmon: bool,
+    /// The CPU time of a `sysmon` round, on the node's core.
+    pub sysmon_round: Time,
 }
 
 impl Kernel {
+    /// The most lag a thread or a node keeps when it blocks: two slices or a tick
+    /// (`update_entity_lag`).
+    fn lag_limit(&self) -> i64 {
+        (2 * self.slice).max(self.tick) as i64
+    }
+
     /// When the kernel notices that a slice ending at `end` is over: then with `HRTICK`,
     /// else at the first tick from then on (ticks every `tick` from time 0).
     fn notices_slice_end(&self, end: Time) -> Time {
@@ -294,11 +314,12 @@ impl Slices {
     /// True if `node`'s working thread has nothing to run: not on a core, no goroutine
     /// runnable. (A node leaves its core only once its run queue is empty and the
     /// netpoller's data was injected, `Process::idle_poll`, or its slice is used up, and
-    /// then it waits with its work; its group may also wait for a core for its `sysmon`'s
-    /// round alone, its working thread blocked in `netpoll`.)
+    /// then it waits with its work; its group may also wait for a core, or be on one,
+    /// for its `sysmon`'s round alone, its working thread blocked in `netpoll`.)
     pub fn idle(&self, node: u32) -> bool {
         let p = &self.procs[node as usize];
-        !p.running && !p.process.has_work()
+        let working = p.running && !p.sysmon_on_core;
+        !working && !p.process.has_work()
     }
 
     /// True if the event being carried out is the hand-off of `node`'s running
@@ -336,7 +357,12 @@ impl Slices {
         } else {
             p.process.push(g, cost, event, wake);
         }
-        if p.running || had_work || !p.process.has_work() {
+        if had_work || !p.process.has_work() {
+            return;
+        }
+        if p.running {
+            // On the core for `sysmon`'s round alone: the working thread runs after it.
+            p.ready_since = now;
             return;
         }
         let host = (node / self.nodes_per_host) as usize;
@@ -391,16 +417,26 @@ impl Slices {
         }
     }
 
-    /// `node`'s `sysmon` woke from its sleep (`Event::SysmonWake`): on a running node
-    /// the kernel picks again, on a waiting one its group may preempt, an idle one's
-    /// group wakes for the round (module docs).
+    /// `node`'s `sysmon` woke from its sleep (`Event::SysmonWake`), placed in its group
+    /// (`group.rs`): on a running node it may preempt the working thread, on a waiting
+    /// one its group may preempt another node, an idle one's group wakes for the round
+    /// (module docs).
     pub fn sysmon_wake(&mut self, queue: &mut EventQueue, node: u32, used: &mut CpuUse) {
+        let now = queue.now();
+        let h = (node / self.nodes_per_host) as usize;
+        // The working thread's time on its core so far counts in its place.
+        let running = match self.procs[node as usize].running {
+            true => now - self.hosts[h].cores[self.core_of(h, node)].since,
+            false => 0,
+        };
         let p = &mut self.procs[node as usize];
         p.sysmon.as_mut().expect("sysmon is modelled").wake();
-        p.sysmon_woke = queue.now();
-        let h = (node / self.nodes_per_host) as usize;
+        p.sysmon_woke = now;
+        let behind = p.group.sysmon_wakes(p.process.has_work(), running);
         if p.running {
-            self.sysmon_wakes_running(queue, h, node, used);
+            if behind {
+                self.sysmon_preempts_running(queue, h, node, used);
+            }
         } else if p.waiting {
             self.wake_in_waiting_group(queue, h, node, used);
         } else {
@@ -408,50 +444,103 @@ impl Slices {
         }
     }
 
-    /// `sysmon` woke on running `node`: the kernel picks again from the root; if the
-    /// node keeps its core, the round runs now (it costs nothing, so the goroutine's
-    /// piece goes on), else when the node next runs. A tick due now is carried out
-    /// first: `next` picks again after it.
-    fn sysmon_wakes_running(
+    /// `sysmon` woke behind the working thread of running `node`: it preempts it, after
+    /// the tick's event if a tick is due now.
+    fn sysmon_preempts_running(
         &mut self,
         queue: &mut EventQueue,
         h: usize,
         node: u32,
         used: &mut CpuUse,
     ) {
-        let now = queue.now();
+        let k = self.core_of(h, node);
+        if self.hosts[h].cores[k].tick_at <= queue.now() {
+            self.procs[node as usize].sysmon_preempts = true;
+            return;
+        }
+        self.sysmon_preempts_worker(queue, h, k, used);
+    }
+
+    /// The core of running `node`.
+    fn core_of(&self, h: usize, node: u32) -> usize {
         let on_core = |c: &Core| c.node == node;
-        let k = self.hosts[h]
+        self.hosts[h]
             .cores
             .iter()
             .position(on_core)
-            .expect("on a core");
-        if self.hosts[h].cores[k].tick_at <= now {
-            return;
-        }
-        if self.keeps_core(h, k, now) {
-            self.sysmon_round(queue, node);
-        } else {
-            self.preempt(queue, h, k, used);
-        }
+            .expect("on a core")
     }
 
-    /// `node`'s `sysmon` runs its round: it sleeps again (its next `Event::SysmonWake`),
-    /// or deeply if the node has nothing to run.
-    fn sysmon_round(&mut self, queue: &mut EventQueue, node: u32) {
+    /// Core `k`'s working thread is preempted by its own `sysmon`: the kernel picks
+    /// again from the root, and a group that stays EEVDF's pick runs `sysmon`'s round;
+    /// one that does not waits with both threads runnable.
+    fn sysmon_preempts_worker(
+        &mut self,
+        queue: &mut EventQueue,
+        h: usize,
+        k: usize,
+        used: &mut CpuUse,
+    ) {
         let now = queue.now();
+        if !self.keeps_core(h, k, now) {
+            self.preempt(queue, h, k, used);
+            return;
+        }
+        let done = self.finish(h as u32, k as u32, now, used);
+        debug_assert!(done.is_none(), "a piece preempted before it is done");
+        let core = &mut self.hosts[h].cores[k];
+        core.generation = core.generation.wrapping_add(1);
+        self.run_sysmon(queue, h, k);
+    }
+
+    /// Core `k`'s node runs its `sysmon`'s round: what the round does is decided now
+    /// (`Sysmon::round`, on the node's state as the round begins), and the core's tick
+    /// comes when its CPU time is spent. A round runs to its end: it is a few µs, and
+    /// nothing preempts it.
+    fn run_sysmon(&mut self, queue: &mut EventQueue, h: usize, k: usize) {
+        let now = queue.now();
+        let node = self.hosts[h].cores[k].node;
         let p = &mut self.procs[node as usize];
+        p.sysmon_on_core = true;
+        p.sysmon_preempts = false;
         let busy = p.process.has_work();
         let syscall = p.process.in_syscall();
         let sysmon = p.sysmon.as_mut().expect("sysmon is modelled");
         if let Some(rounds) = &mut p.sysmon_rounds {
-            // Woken from its deep sleep by the node's system call, it runs at once.
-            let woke = if sysmon.deep() { now } else { p.sysmon_woke };
-            rounds.push((now, now - woke));
+            rounds.push((now, now - p.sysmon_woke));
         }
-        if let Some(sleep) = sysmon.round(busy, syscall) {
+        p.sysmon_sleep = sysmon.round(busy, syscall);
+        let core = &mut self.hosts[h].cores[k];
+        core.since = now;
+        core.tick_at = now + self.kernel.sysmon_round;
+        let event = Event::CoreTick {
+            host: h as u32,
+            core: k as u32,
+            generation: core.generation,
+        };
+        queue.push(core.tick_at, h as u32 * self.nodes_per_host, event);
+    }
+
+    /// Core `k`'s `sysmon` round is done: `sysmon` sleeps (its next wake-up, unless it
+    /// sleeps deeply), and the kernel picks again from the root: the node's working
+    /// thread runs on if it has work and the group stays EEVDF's pick; else the group
+    /// queues again with its work, or blocks.
+    fn sysmon_done(&mut self, queue: &mut EventQueue, h: usize, k: usize, now: Time) {
+        let node = self.hosts[h].cores[k].node;
+        let limit = self.kernel.lag_limit();
+        let p = &mut self.procs[node as usize];
+        p.sysmon_on_core = false;
+        if let Some(sleep) = p.sysmon_sleep.take() {
             queue.push(now + sleep, node, Event::SysmonWake { node });
         }
+        p.process.at(now);
+        let has_work = p.process.has_work();
+        p.group.sysmon_sleeps(has_work, limit);
+        if has_work && self.keeps_core(h, k, now) {
+            self.worker_runs(queue, h, k);
+            return;
+        }
+        self.leave(queue, h, k, has_work, now);
     }
 
     /// True if core `k`'s node stays EEVDF's pick when the kernel picks again now: no
@@ -494,7 +583,8 @@ impl Slices {
     /// called first): the nodes left on cores are inside their slices, so only the
     /// eligibility test can fail. A core whose tick is due now is left alone: its piece
     /// of work may be done at this instant, and its event must be carried out by the
-    /// tick (which picks the next node itself if the slice is over). The host has one
+    /// tick (which picks the next node itself if the slice is over); so is a core that
+    /// runs a `sysmon` round (the kernel picks again when it ends). The host has one
     /// run queue for its cores (the kernel has one per CPU, and wakes a task on one
     /// CPU): the cores are checked in order, and at most one is preempted.
     fn wakeup_preempt(
@@ -514,6 +604,7 @@ impl Slices {
         let ineligible = |c: &Core| {
             c.node != IDLE
                 && c.tick_at > now
+                && !procs[c.node as usize].sysmon_on_core
                 && procs[c.node as usize].vruntime + (now - c.since) > v_avg
         };
         let Some(k) = self.hosts[h].cores.iter().position(ineligible) else {
@@ -550,7 +641,13 @@ impl Slices {
     /// core is rescheduled (the kernel enqueues the woken node on one CPU).
     fn notice_overrun(&mut self, queue: &mut EventQueue, h: usize, used: &mut CpuUse) -> bool {
         let now = queue.now();
-        let overrun = |c: &Core| c.node != IDLE && c.slice_end <= now && c.tick_at > now;
+        let procs = &self.procs;
+        let overrun = |c: &Core| {
+            c.node != IDLE
+                && c.slice_end <= now
+                && c.tick_at > now
+                && !procs[c.node as usize].sysmon_on_core
+        };
         let Some(k) = self.hosts[h].cores.iter().position(overrun) else {
             return false;
         };
@@ -586,47 +683,66 @@ impl Slices {
         c.since = now;
         let p = &mut self.procs[c.node as usize];
         p.vruntime += elapsed;
+        if p.sysmon_on_core {
+            p.group.sysmon_ran(elapsed);
+            return None;
+        }
+        p.group.worker_ran(elapsed);
         p.process.at(now);
         p.process.run_for(elapsed)
     }
 
     /// After a tick: the node keeps the core while it has work and slice left; else it
     /// blocks (no work) or queues again (slice used up), and the next node takes over.
-    /// A `sysmon` that woke at this instant (`sysmon_wakes_running`) makes the kernel
-    /// pick again first, and runs its round if the node keeps the core; its group stays
-    /// runnable while the round is still to run.
-    pub fn next(&mut self, queue: &mut EventQueue, host: u32, core: u32, now: Time) {
+    /// A `sysmon` waiting in the group runs when the working thread blocks, if the
+    /// group stays EEVDF's pick; one that woke behind it at this instant preempts it. A
+    /// tick that ends a `sysmon` round goes to `sysmon_done`.
+    pub fn next(&mut self, queue: &mut EventQueue, host: u32, core: u32, used: &mut CpuUse) {
+        let now = queue.now();
         let (h, k) = (host as usize, core as usize);
         let c = self.hosts[h].cores[k];
         let node = c.node;
-        let process = &mut self.procs[node as usize].process;
+        if self.procs[node as usize].sysmon_on_core {
+            self.sysmon_done(queue, h, k, now);
+            return;
+        }
+        let p = &mut self.procs[node as usize];
+        let process = &mut p.process;
         process.at(now);
         process.sysmon_poll(now);
         process.settle();
         process.idle_poll();
         let has_work = process.has_work();
-        let mut in_slice = now < c.noticed_at;
-        if self.procs[node as usize].sysmon_due() {
-            if in_slice && self.keeps_core(h, k, now) {
-                self.sysmon_round(queue, node);
+        let sysmon_preempts = std::mem::take(&mut p.sysmon_preempts);
+        if has_work && now < c.noticed_at {
+            if sysmon_preempts {
+                self.sysmon_preempts_worker(queue, h, k, used);
             } else {
-                in_slice = false;
+                self.schedule(queue, h, k);
             }
-        }
-        let runnable = has_work || self.procs[node as usize].sysmon_due();
-        if has_work && in_slice {
-            self.schedule(queue, h, k);
             return;
         }
-        if !runnable {
-            self.keep_lag(h, node, now);
+        let sysmon_waits = self.procs[node as usize].sysmon_due();
+        if !has_work && sysmon_waits && self.keeps_core(h, k, now) {
+            self.run_sysmon(queue, h, k);
+            return;
         }
-        let p = &mut self.procs[node as usize];
+        self.leave(queue, h, k, has_work || sysmon_waits, now);
+    }
+
+    /// Core `k`'s node leaves it: blocked, keeping its lag, or still `runnable`, queued
+    /// again (with a new deadline if its slice is over); the next node takes the core.
+    fn leave(&mut self, queue: &mut EventQueue, h: usize, k: usize, runnable: bool, now: Time) {
+        let c = self.hosts[h].cores[k];
+        if !runnable {
+            self.keep_lag(h, c.node, now);
+        }
+        let p = &mut self.procs[c.node as usize];
         p.leave_core(now);
         if runnable {
             p.waiting = true;
             p.ready_since = now;
-            self.queue_again(h, node, c.slice_end <= now);
+            self.queue_again(h, c.node, c.slice_end <= now);
         }
         self.run_next(queue, h, k, now);
     }
@@ -724,9 +840,11 @@ impl Slices {
             .map(|(at, _)| at)
     }
 
-    /// `node` takes core `core` of host `host`. Its `sysmon` runs its round first if
-    /// its sleep ended, or if it sleeps deeply (the node's first system call wakes it);
-    /// a node that came for that round alone has nothing to run and leaves at once.
+    /// `node` takes core `core` of host `host`, and the kernel picks a thread in its
+    /// group: `sysmon` if its round is due and it is the group's pick (`group.rs`), or
+    /// the working thread has nothing to run; else the working thread. The working
+    /// thread's first system call wakes a `sysmon` in its deep sleep, which then runs
+    /// first only if it is behind the working thread.
     fn start(&mut self, queue: &mut EventQueue, host: usize, core: usize, node: u32) {
         let now = queue.now();
         let p = &mut self.procs[node as usize];
@@ -738,29 +856,36 @@ impl Slices {
         c.since = now;
         c.slice_end = now + left;
         c.noticed_at = self.kernel.notices_slice_end(c.slice_end);
-        let p = &self.procs[node as usize];
-        let has_work = p.process.has_work();
-        if p.sysmon.is_some_and(|m| m.due() || m.deep()) {
-            debug_assert!(has_work || p.sysmon_due(), "a node runs for work or sysmon");
-            self.sysmon_round(queue, node);
-        }
-        if !has_work {
-            self.keep_lag(host, node, now);
-            self.procs[node as usize].leave_core(now);
-            self.run_next(queue, host, core, now);
-            return;
-        }
         let p = &mut self.procs[node as usize];
-        if let Some(waits) = &mut p.core_waits {
-            let wait = now - p.ready_since;
+        let has_work = p.process.has_work();
+        let mut sysmon_first = !has_work || p.group.sysmon_first();
+        if let Some(sysmon) = p.sysmon.as_mut().filter(|m| has_work && m.deep()) {
+            sysmon.syscall_wake();
+            p.sysmon_woke = now;
+            sysmon_first = p.group.sysmon_wakes(true, 0);
+        }
+        debug_assert!(has_work || p.sysmon_due(), "a node runs for work or sysmon");
+        if p.sysmon_due() && sysmon_first {
+            self.run_sysmon(queue, host, core);
+        } else {
+            self.worker_runs(queue, host, core);
+        }
+    }
+
+    /// Core `k`'s node's working thread runs: its wait for the core is recorded, if it
+    /// is the first time it runs in this visit.
+    fn worker_runs(&mut self, queue: &mut EventQueue, h: usize, k: usize) {
+        let now = queue.now();
+        let p = &mut self.procs[self.hosts[h].cores[k].node as usize];
+        if let Some(waits) = p.core_waits.as_mut().filter(|_| !p.visit_recorded) {
             waits.push(CoreWait {
                 at: now,
-                wait,
+                wait: now - p.ready_since,
                 ran: 0,
             });
             p.visit_recorded = true;
         }
-        self.schedule(queue, host, core);
+        self.schedule(queue, h, k);
     }
 
     /// The core's next tick: when its goroutine's piece is done or its turn ends, or the

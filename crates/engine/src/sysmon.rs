@@ -2,9 +2,8 @@
 //! node's process that runs without a P, waking on a timer to retake Ps held in system
 //! calls, preempt long-running goroutines and poll the network. What the model takes
 //! from it is when it wakes: each wake-up is a thread of the node's process becoming
-//! runnable, and on a shared host every one lets the kernel pick again (`slices.rs`).
-//! Its rounds cost nothing of their own: the measured costs were fitted to each node's
-//! CPU time, which holds its `sysmon`'s.
+//! runnable, and on a shared host every one lets the kernel pick again (`slices.rs`,
+//! `group.rs`); each round takes `cpu.per_sysmon_round` of the node's core.
 //!
 //! Its schedule (Go 1.26's `sysmon`): it sleeps 20 µs between rounds (`usleep(delay)`,
 //! `delay = 20`) while its rounds retake a P (`retake(now) != 0` resets `idle`); after
@@ -12,7 +11,10 @@
 //! the last, up to 10 ms. A round that finds every P idle (`sched.npidle ==
 //! gomaxprocs`) puts it into its deep sleep (`notetsleep(&sched.sysmonnote, ..)` with
 //! `sysmonwait` set), from which the node's next system call wakes it (`entersyscall`
-//! → `entersyscallWakeSysmon`), `idle` and `delay` reset (`syscallWake`). A node has
+//! → `entersyscallWakeSysmon`), `idle` and `delay` reset (`syscallWake`); that round
+//! goes on to `retake` and a 20 µs sleep whatever the P does by then (the `npidle`
+//! check comes before the deep sleep), and the next one sleeps deeply again if the P
+//! is idle. A node has
 //! one P (`GOMAXPROCS=1`: the model runs a node on one thread); `retake` takes it when
 //! a goroutine is in the same system call as at the last round (`pd.syscalltick`
 //! unchanged: "more than 1 sysmon tick (at least 20us)").
@@ -51,6 +53,9 @@ pub struct Sysmon {
     delay: Time,
     /// The system call its last round saw the node in (`pd.syscalltick`).
     seen_syscall: Option<u32>,
+    /// Woken from its deep sleep by the node's system call: its next round goes on to
+    /// `retake` whether or not the node's P is idle by then.
+    syscall_woke: bool,
 }
 
 impl Default for Sysmon {
@@ -62,6 +67,7 @@ impl Default for Sysmon {
             idle: 0,
             delay: FIRST_SLEEP,
             seen_syscall: None,
+            syscall_woke: false,
         }
     }
 }
@@ -81,25 +87,34 @@ impl Sysmon {
         self.due = true;
     }
 
+    /// The node's system call wakes it from its deep sleep (`entersyscallWakeSysmon`):
+    /// its round is due, with `idle` and `delay` reset (`syscallWake`).
+    pub fn syscall_wake(&mut self) {
+        debug_assert!(self.deep, "woken by a system call from its deep sleep only");
+        *self = Self {
+            deep: false,
+            due: true,
+            syscall_woke: true,
+            ..Self::default()
+        };
+    }
+
     /// Its round, on a node whose P is `busy` (it has goroutines to run), in system
     /// call `syscall` if its running goroutine is in one. Returns how long it sleeps
-    /// until it wakes again (the timer slack included), or `None` for its deep sleep.
-    /// In its deep sleep, a busy node's round is its wake-up by the node's system call.
+    /// once the round is done (the timer slack included), or `None` for its deep sleep.
+    /// A round that finds the P idle sleeps deeply, unless a system call just woke it
+    /// from there: that round goes on past the check (`sysmon` looks at `npidle` before
+    /// its deep sleep, not after) to `retake` and its 20 µs sleep.
     pub fn round(&mut self, busy: bool, syscall: Option<u32>) -> Option<Time> {
         self.due = false;
-        if !busy {
+        let syscall_woke = std::mem::take(&mut self.syscall_woke);
+        if !busy && !syscall_woke {
             self.deep = true;
             self.seen_syscall = None;
             return None;
         }
-        if self.deep {
-            *self = Self {
-                deep: false,
-                ..Self::default()
-            };
-        }
-        let retook = syscall.is_some() && syscall == self.seen_syscall;
-        self.seen_syscall = syscall;
+        let retook = busy && syscall.is_some() && syscall == self.seen_syscall;
+        self.seen_syscall = syscall.filter(|_| busy);
         self.idle = if retook { 0 } else { self.idle + 1 };
         if self.idle == 0 {
             self.delay = FIRST_SLEEP;
@@ -116,13 +131,21 @@ mod tests {
 
     const SLACK: Time = TIMER_SLACK;
 
+    /// A `sysmon` woken by the node's system call, its first round done on a busy node.
+    fn woken() -> Sysmon {
+        let mut m = Sysmon::default();
+        m.syscall_wake();
+        assert!(m.due() && !m.deep());
+        m
+    }
+
     #[test]
     fn a_busy_node_s_sysmon_sleeps_20us_for_50_rounds_then_doubles_to_10ms() {
         // runtime/proc.go:sysmon: `idle` counts the rounds since a retake; the sleep
         // is 20 µs while idle <= 50, then doubles each round, up to 10 ms.
-        let mut m = Sysmon::default();
+        let mut m = woken();
         let sleeps: Vec<Time> = (0..62).map(|_| m.round(true, None).unwrap()).collect();
-        // Round 1 is the wake-up from the deep sleep (idle 0 → 1 after it).
+        // Round 1 follows the wake-up from the deep sleep (idle 0 → 1 after it).
         assert!(sleeps[..50].iter().all(|&s| s == 20_000 + SLACK));
         // After round 51, idle = 51 > 50: 40 µs, 80, 160, ..., 10,240 → 10,000.
         let doubled: Vec<Time> = (0..10)
@@ -136,7 +159,7 @@ mod tests {
 
     #[test]
     fn a_system_call_seen_at_two_rounds_in_a_row_is_retaken_and_resets_the_sleep() {
-        let mut m = Sysmon::default();
+        let mut m = woken();
         for _ in 0..60 {
             m.round(true, None);
         }
@@ -150,7 +173,7 @@ mod tests {
 
     #[test]
     fn an_idle_node_s_sysmon_sleeps_deeply_until_the_node_makes_a_system_call() {
-        let mut m = Sysmon::default();
+        let mut m = woken();
         for _ in 0..60 {
             m.round(true, Some(1));
             m.round(true, None);
@@ -158,8 +181,20 @@ mod tests {
         assert_eq!(m.round(false, None), None);
         assert!(m.deep());
         // The node's next system call wakes it with `idle` and `delay` reset.
+        m.syscall_wake();
         assert_eq!(m.round(true, None), Some(20_000 + SLACK));
-        assert!(!m.deep());
         assert_eq!(m.idle, 1);
+    }
+
+    #[test]
+    fn the_round_after_a_system_call_s_wake_up_sleeps_20us_even_if_the_node_is_idle() {
+        // `sysmon` checks `npidle` before its deep sleep: woken from it, it goes on to
+        // `retake` and `usleep(20)`, and only the round after that sleeps deeply again.
+        let mut m = woken();
+        assert_eq!(m.round(false, None), Some(20_000 + SLACK));
+        assert!(!m.deep());
+        m.wake();
+        assert_eq!(m.round(false, None), None);
+        assert!(m.deep());
     }
 }

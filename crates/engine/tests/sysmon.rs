@@ -1,107 +1,126 @@
-//! Go's `sysmon` thread on a shared host (`crates/engine/src/sysmon.rs`, `slices.rs`),
-//! against timelines computed by hand from Go's sleeps (`runtime/proc.go:sysmon`: 20 µs,
-//! plus the timer's 50 µs of slack) and EEVDF's eligibility (`kernel/sched/fair.c`).
+//! Go's `sysmon` thread on a shared host (`crates/engine/src/sysmon.rs`, `group.rs`,
+//! `slices.rs`), against timelines computed by hand from Go's sleeps
+//! (`runtime/proc.go:sysmon`: 20 µs, plus the timer's 50 µs of slack) and EEVDF's
+//! eligibility and placing, at the root and inside a node's group
+//! (`kernel/sched/fair.c`).
 
 mod common;
 use common::*;
 
+use gossiplab_engine::error::EngineError;
 use gossiplab_engine::goroutines::{NODE_THREAD, SYSMON_THREAD};
 use gossiplab_engine::Simulation;
 use serde_json::json;
 
 const US: u64 = 1_000;
 
-/// Node 0 publishes at 100 ms to its two leaves (floodsub, 10 ms links); the three share
-/// one core in slices of 100 ms; validating a copy costs 5 ms, publishing `publish`;
-/// every node's waits for the core are recorded. The run, done.
-fn leaves_sharing_a_core(sysmon: bool, publish: u64) -> Simulation {
+/// Node 0 publishes at 100 ms to `leaves` leaves (floodsub, 10 ms links); the nodes
+/// share one core in slices of `slice`, ended on time; validating a copy costs
+/// `validate`, publishing `publish`, a `sysmon` round 10 µs; every node's waits for the
+/// core are recorded. The run, done.
+fn sharing_a_core(leaves: u32, slice: u64, validate: u64, publish: u64) -> Simulation {
     let patch = json!({"cpu": {
-        "nodes_per_host": 3, "cores": 1, "time_slice_ns": 100 * MS, "hrtick": true,
-        "per_copy_ns": 5 * MS, "per_publish_ns": publish, "record_waits": [0, 1, 2],
-        "sysmon": sysmon
+        "nodes_per_host": leaves + 1, "cores": 1, "time_slice_ns": slice, "hrtick": true,
+        "per_copy_ns": validate, "per_publish_ns": publish,
+        "record_waits": (0..=leaves).collect::<Vec<u32>>(),
+        "sysmon": true, "per_sysmon_round_ns": 10 * US
     }});
-    let c = config(3, "floodsub", 10 * MS, 2 * S, 1, patch);
-    let mut sim = Simulation::new(&c, &star(2), &messages(0, 100 * MS, 0, 1, 100)).unwrap();
+    let c = config(leaves + 1, "floodsub", 10 * MS, 2 * S, 1, patch);
+    let mut sim = Simulation::new(&c, &star(leaves), &messages(0, 100 * MS, 0, 1, 100)).unwrap();
     sim.run();
     sim
 }
 
-/// Each node's waits for the core (its working thread's), in µs, in order.
-fn core_waits(sim: &Simulation) -> Vec<Vec<u64>> {
+/// `node`'s waits for the core (its working thread's), in µs, in order.
+fn core_waits(sim: &Simulation, node: u32) -> Vec<u64> {
     let waits = sim.goroutine_waits();
-    (0..3)
-        .map(|node| {
-            let own = waits
-                .iter()
-                .filter(|w| w.node == node && w.kind == NODE_THREAD);
-            own.map(|w| w.wait / US).collect()
-        })
-        .collect()
+    let own = waits
+        .iter()
+        .filter(|w| w.node == node && w.kind == NODE_THREAD);
+    own.map(|w| w.wait / US).collect()
 }
 
-/// `node`'s recorded `sysmon` rounds: when (µs after 110 ms), and the wait for each (µs).
-fn sysmon_rounds(sim: &Simulation, node: u32) -> Vec<(u64, u64)> {
+/// `node`'s recorded `sysmon` rounds: when (µs after `from`), and the wait for each (µs).
+fn sysmon_rounds(sim: &Simulation, node: u32, from: u64) -> Vec<(u64, u64)> {
     let waits = sim.goroutine_waits();
     let rounds = waits
         .iter()
         .filter(|w| w.node == node && w.kind == SYSMON_THREAD);
-    rounds
-        .map(|w| ((w.at - 110 * MS) / US, w.wait / US))
-        .collect()
+    rounds.map(|w| ((w.at - from) / US, w.wait / US)).collect()
 }
 
 #[test]
-fn a_leaf_s_sysmon_hands_the_core_to_the_other_leaf_70us_after_it_started() {
-    // Without sysmon: leaf 1 takes the idle core at 110 ms and validates to 115; leaf 2,
-    // woken at the same instant with the same virtual runtime, does not preempt it and
-    // waits 5 ms.
-    let without = leaves_sharing_a_core(false, 0);
-    assert_eq!(core_waits(&without)[2], vec![5_000]);
-    assert_eq!(sorted_delivery_times(&without), vec![115 * MS, 120 * MS]);
+fn a_sysmon_woken_with_no_lag_waits_in_its_group_for_the_working_thread_to_block() {
+    // Both leaves get their copy at 110 ms. Leaf 1 takes the idle core and validates
+    // to 115; leaf 2, placed at the same virtual runtime V, does not preempt it. Leaf
+    // 1's first system call wakes its sysmon at 110, placed in the group at the
+    // working thread's virtual runtime (it kept no lag): the working thread, still
+    // eligible, keeps its slice, and sysmon waits. At 115 the working thread blocks;
+    // its group, at V + 5 ms against leaf 2's V, is past the average and leaf 2 runs to
+    // 120 (its wait: 5 ms), its sysmon waiting likewise. At 120 leaf 2 blocks at the
+    // average and stays the pick: its sysmon runs 120.00-120.01 (woken by the system
+    // call, it goes on to sleep 20 + 50 µs even though the node is idle), then leaf
+    // 1's group runs its round alone, 120.01-120.02, not a wait of its working thread.
+    // Each sysmon's next round (120.08, 120.09) finds its node idle and sleeps deeply.
+    let sim = sharing_a_core(2, 100 * MS, 5 * MS, 0);
+    assert_eq!(sorted_delivery_times(&sim), vec![115 * MS, 120 * MS]);
+    assert_eq!(core_waits(&sim, 1), vec![0]);
+    assert_eq!(core_waits(&sim, 2), vec![5_000]);
+    assert_eq!(
+        sysmon_rounds(&sim, 1, 110 * MS),
+        vec![(10_010, 10_010), (10_090, 0)]
+    );
+    assert_eq!(
+        sysmon_rounds(&sim, 2, 110 * MS),
+        vec![(10_000, 5_000), (10_080, 0)]
+    );
+}
 
-    // With it: leaf 1's first system call (reading the copy) wakes its sysmon from its
-    // deep sleep at 110; it sleeps 20 µs + 50 µs of slack and wakes at 110.07. Leaf 1 then
-    // ran 70 µs past leaf 2 (both placed at the same virtual runtime V), so it is past
-    // the average (V + 35 µs) and the kernel, picking again, runs leaf 2 (its wait: 70
-    // µs). Leaf 2's sysmon, woken at 110.07, wakes at 110.14: both at V + 70 µs, leaf 2
-    // is not past the average and keeps the core; at 110.21 it is (V + 140 µs against
-    // V + 105) and leaf 1 runs again (its wait: 140 µs), its sysmon's round that was due
-    // at 110.07 first; and so on, each leaf losing the core at every second wake-up.
-    let with = leaves_sharing_a_core(true, 0);
-    let waits = core_waits(&with);
-    assert_eq!(waits[1][..2], [0, 140]);
-    assert_eq!(waits[2][..2], [70, 140]);
-    // The sysmons' rounds (when, µs after 110 ms; how long after the wake-up): leaf 1's
-    // at 110 (woken by the system call: at once), then the one due at 110.07 at 110.21;
-    // leaf 2's at 110.07 (at once) and 110.14 (on the core when it woke).
-    assert_eq!(sysmon_rounds(&with, 1)[..2], [(0, 0), (210, 140)]);
-    assert_eq!(sysmon_rounds(&with, 2)[..2], [(70, 0), (140, 0)]);
-    // Rounds cost nothing and the core never idles while a leaf has work: the last copy
-    // is validated at 120 ms still, and the first no longer at 115.
-    let delivered = sorted_delivery_times(&with);
-    assert_eq!(delivered[1], 120 * MS);
-    assert!(delivered[0] > 115 * MS, "{delivered:?}");
+#[test]
+fn a_sysmon_behind_its_working_thread_preempts_it_at_each_wake_up() {
+    // One leaf validates 1.5 ms from 110 ms in slices of 1 ms; the publisher is idle.
+    // Its sysmon, woken at 110 with no lag, waits in the group to the slice's end at
+    // 111; the group, alone on the host, gets the core again and picks sysmon (1 ms
+    // behind the working thread): its round 111.00-111.01, after which it sleeps with
+    // lag (1,000 - 10) / 2 = 495 µs. From then on each wake-up places it 990 µs behind
+    // the working thread (its lag doubled), so it preempts it every 70 + 10 µs, its lag
+    // 5 µs less each time: rounds at 111.08, 111.16, ..., 111.56, each taking 10 µs of
+    // the core. The working thread's 1.5 ms end at 111.58 (without sysmon, 111.50);
+    // sysmon's round at 111.64 finds the node idle.
+    let sim = sharing_a_core(1, MS, 1_500 * US, 0);
+    assert_eq!(sorted_delivery_times(&sim), vec![111_580 * US]);
+    let mut rounds = vec![(1_000, 1_000)];
+    rounds.extend((1..=8).map(|i| (1_000 + 80 * i, 0)));
+    assert_eq!(sysmon_rounds(&sim, 1, 110 * MS), rounds);
+    // The working thread waited for the core at 110, and 10 µs for sysmon's round in
+    // the visit that began at 111.
+    assert_eq!(core_waits(&sim, 1), vec![0, 10]);
 }
 
 #[test]
 fn an_idle_node_s_visit_for_its_sysmon_s_round_is_not_a_wait_of_its_working_thread() {
-    // Node 0 signs from 100 to 101 ms and blocks. Its sysmon, woken from its deep sleep
-    // as the node starts, wakes every 70 µs while the node runs alone (no pick to make),
-    // and once more after 101, to find the node idle: the node's group takes the idle
-    // core for that round alone, and its sysmon sleeps deeply. Node 0's working thread
-    // waited once, at 100 ms, for nothing; the leaves get their copies at 111.
-    let with = leaves_sharing_a_core(true, MS);
-    assert_eq!(core_waits(&with)[0], vec![0]);
-    assert_eq!(core_waits(&with)[1][..2], [0, 140]);
+    // Node 0 signs from 100 to 101 ms, its sysmon (woken as it starts, with no lag)
+    // waiting in the group; it runs at 101 when the node blocks, and once more at
+    // 101.08, when the node's group takes the idle core for that round alone and
+    // sysmon sleeps deeply. Node 0's working thread waited once, at 100 ms, for
+    // nothing; the leaves get their copies at 111.
+    let sim = sharing_a_core(2, 100 * MS, 5 * MS, MS);
+    assert_eq!(core_waits(&sim, 0), vec![0]);
+    assert_eq!(
+        sysmon_rounds(&sim, 0, 100 * MS),
+        vec![(1_000, 1_000), (1_080, 0)]
+    );
+    assert_eq!(sorted_delivery_times(&sim), vec![116 * MS, 121 * MS]);
 }
 
 /// Each (message, leaf)'s delivery, µs after 110 ms: node 0 publishes two messages 100 µs
-/// apart to its two leaves sharing one core; validating costs 50 µs, a node's wake-up
-/// 20 µs.
+/// apart to its two leaves sharing one core; validating costs 40 µs, a node's wake-up
+/// 20 µs, a `sysmon` round 5 µs.
 fn two_messages_on_a_shared_core() -> Vec<(u32, u32, u64)> {
     let patch = json!({"cpu": {
         "nodes_per_host": 3, "cores": 1, "time_slice_ns": 100 * MS, "hrtick": true,
-        "per_copy_ns": 50 * US, "per_node_wakeup_ns": 20 * US, "sysmon": true
+        "per_copy_ns": 40 * US, "per_node_wakeup_ns": 20 * US, "sysmon": true,
+        "per_sysmon_round_ns": 5 * US
     }});
     let c = config(3, "floodsub", 10 * MS, 2 * S, 1, patch);
     let schedule = messages(0, 100 * MS, 100 * US, 2, 100);
@@ -119,16 +138,34 @@ fn two_messages_on_a_shared_core() -> Vec<(u32, u32, u64)> {
 #[test]
 fn work_for_a_node_queued_for_its_sysmon_alone_wakes_its_blocked_thread() {
     // Message 0 reaches both leaves at 110 ms: leaf 1 takes the idle core (wake-up 20 +
-    // validation 50: done at 110.07, as its sysmon wakes). Blocking with its sysmon due,
-    // leaf 1 is past the average (70 µs against 35), so its group queues for the round
-    // and leaf 2 runs (70 µs: done at 110.14). Message 1 arrives at 110.10: leaf 1's
-    // working thread is blocked in netpoll while its group waits for the core, so this
-    // work wakes it and pays the wake-up (`per_node_wakeup`); leaf 2 is running and does
-    // not. At 110.14 leaf 2 goes on (its sysmon, due then, finds it at the average and
-    // it keeps the core) and validates message 1 by 110.19; then leaf 1 runs its round
-    // and its 20 + 50 µs: 110.26.
+    // validation 40: done at 110.06), its sysmon woken and waiting in the group. As
+    // its working thread blocks, leaf 1's group (V + 60 against leaf 2's V) is past
+    // the average and queues for the round; leaf 2 runs (done at 110.12). Message 1
+    // arrives at 110.10: leaf 1's working thread is blocked in netpoll while its group
+    // waits for the core, so this work wakes it and pays the wake-up
+    // (`per_node_wakeup`); leaf 2 is running and does not. Leaf 2 validates message 1
+    // by 110.16 and blocks past the average; leaf 1's group gets the core and picks
+    // sysmon (60 µs behind its working thread): its round 110.160-110.165, then the
+    // working thread's 20 + 40 µs: 110.225 (110.205 without the wake-up).
     assert_eq!(
         two_messages_on_a_shared_core(),
-        vec![(0, 1, 70), (0, 2, 140), (1, 1, 260), (1, 2, 190)]
+        vec![(0, 1, 60), (0, 2, 120), (1, 1, 225), (1, 2, 160)]
     );
+}
+
+#[test]
+fn a_round_s_cost_needs_sysmon() {
+    let two_on_a_core = json!({"cpu": {"nodes_per_host": 2}});
+    let mut c = config(2, "floodsub", 10 * MS, 2 * S, 1, two_on_a_core);
+    c.cpu.per_sysmon_round_ns = 10 * US; // sysmon off
+    let err = Simulation::new(&c, &[(0, 1)], &messages(0, 100 * MS, 0, 1, 100))
+        .err()
+        .expect("refused");
+    match err {
+        EngineError::Config { field, message } => {
+            assert_eq!(field, "cpu.per_sysmon_round_ns");
+            assert!(message.contains("sysmon = true"), "{message}");
+        }
+        other => panic!("{other}"),
+    }
 }

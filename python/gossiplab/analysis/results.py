@@ -24,6 +24,7 @@ from gossiplab.analysis.metrics import compute_summary, measure
 from gossiplab.analysis.tables import (
     AGGREGATE_TABLES,
     OPTIONAL_TABLES,
+    POLARS_SCHEMAS,
     REQUIRED_TABLES,
     RunTables,
     check_tables,
@@ -175,10 +176,27 @@ def load_results(results_dir: Path) -> tuple[RunTables, dict[str, Any], str]:
     for name in OPTIONAL_TABLES:
         path = results_dir / table_file(name)
         frames[name] = _read_table(path) if path.is_file() else None
+    if frames.get("resources") is not None:
+        frames["resources"] = with_later_columns(frames["resources"], "resources")
     tables = RunTables(**frames)  # type: ignore[arg-type]
     check_tables(tables)
     scenario_toml = (results_dir / SCENARIO_FILE).read_text(encoding="utf-8")
     return tables, _read_run(results_dir / SUMMARY_FILE), scenario_toml
+
+
+# Columns later versions added to a table: a run written before them has none, and reads
+# as if its backend had recorded nothing there (null).
+LATER_COLUMNS: dict[str, tuple[str, ...]] = {"resources": ("sysmon_cpu_s", "sysmon_runs")}
+
+
+def with_later_columns(frame: pl.DataFrame, name: str) -> pl.DataFrame:
+    """`frame` with the columns added to table `name` since its run, null, in file order."""
+    schema = POLARS_SCHEMAS[name]
+    missing = [c for c in LATER_COLUMNS.get(name, ()) if c not in frame.columns]
+    if not missing:
+        return frame
+    nulls = [pl.lit(None, dtype=schema[c]).alias(c) for c in missing]
+    return frame.with_columns(nulls).select(list(schema))
 
 
 def _read_table(path: Path) -> pl.DataFrame:

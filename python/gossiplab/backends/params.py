@@ -104,6 +104,7 @@ def engine_cpu(given: CpuConfig) -> dict[str, Any]:
         "hrtick": cpu.hrtick,
         "event_loop": cpu.event_loop,
         "sysmon": cpu.sysmon,
+        "per_sysmon_round_ns": cpu.per_sysmon_round,
         "per_rpc_loop_ns": cpu.per_rpc_loop,
         "per_publish_loop_ns": cpu.per_publish_loop,
         "per_forward_loop_ns": cpu.per_forward_loop,

@@ -82,6 +82,8 @@ def cpu_per_hop(s: Scenario) -> str:
         line += f", time slices of {cpu.slice_ns() / 1e6:g} ms" + _slice_end(cpu)
         if cpu.sysmon:
             line += ", each node's sysmon waking the kernel"
+            if cpu.per_sysmon_round:
+                line += f" ({_us(cpu.per_sysmon_round)} a round)"
     if s.cpu.speed != 1:
         line += f"; hosts {s.cpu.speed:g}× as fast as the machine the costs were measured on"
     return line

@@ -138,7 +138,7 @@ TURN_FIELDS = {
 EVENT_LOOP_FIELDS = (*LOOP_FIELDS, "per_loop_turn", "per_send_loop_turn", "per_recv_loop_turn")
 
 # Every cost of the section, in ns: what `speed` divides.
-EVERY_COST = (*COST_FIELDS, *LOOP_FIELDS, *TURN_FIELDS)
+EVERY_COST = (*COST_FIELDS, *LOOP_FIELDS, *TURN_FIELDS, "per_sysmon_round")
 
 
 class CpuConfig(Section):
@@ -198,6 +198,9 @@ class CpuConfig(Section):
     # share loses its core (crates/engine/src/sysmon.rs). Time-sliced hosts only;
     # `costs = "measured"` turns it on with the event loop.
     sysmon: bool = False
+    # The CPU time of each sysmon round, on the node's core (constant). 0: rounds take no
+    # time, their CPU being in the other costs.
+    per_sysmon_round: Duration = 0
     # The event loop's work per RPC it handles (pubsub.go:handleIncomingRPC).
     per_rpc_loop: Duration = 0
     # The event loop's work per message it delivers and forwards (pubsub.go:publishMessage),
@@ -236,6 +239,16 @@ class CpuConfig(Section):
                     f"cpu.{name} is a cost of a goroutine the model runs with the event "
                     f'loop only: set cpu.event_loop = true, or cpu.{name} = "0us"'
                 )
+        return self
+
+    @model_validator(mode="after")
+    def _sysmon_round_with_sysmon(self) -> CpuConfig:
+        # Without sysmon there are no rounds: the cost would be silently unused.
+        if self.per_sysmon_round and not self.sysmon:
+            raise ValueError(
+                "cpu.per_sysmon_round is the CPU time of a round of Go's sysmon thread: "
+                'set cpu.sysmon = true, or cpu.per_sysmon_round = "0us"'
+            )
         return self
 
     @model_validator(mode="after")
