@@ -133,16 +133,9 @@ fn below_the_channel_s_size_the_reader_reads_everything_first() {
 fn the_event_loop_needs_a_time_sliced_host() {
     let mut c = config(2, "floodsub", 10 * MS, 2 * S, 1, json!({}));
     c.cpu.event_loop = true; // one node per host of one core: not time-sliced
-    let err = Simulation::new(&c, &[(0, 1)], &messages(0, 100 * MS, 0, 1, 100))
-        .err()
-        .expect("refused");
-    match err {
-        EngineError::Config { field, message } => {
-            assert_eq!(field, "cpu.event_loop");
-            assert!(message.contains("nodes_per_host"), "{message}");
-        }
-        other => panic!("{other}"),
-    }
+    let (field, message) = refusal(&c, &[(0, 1)]);
+    assert_eq!(field, "cpu.event_loop");
+    assert!(message.contains("nodes_per_host"), "{message}");
 }
 
 /// Node 0 publishes 400 1000-byte floodsub messages `gap` apart from 100 ms to node 2

@@ -7,7 +7,6 @@
 mod common;
 use common::*;
 
-use gossiplab_engine::error::EngineError;
 use gossiplab_engine::goroutines::{NODE_THREAD, SYSMON_THREAD};
 use gossiplab_engine::Simulation;
 use serde_json::json;
@@ -158,14 +157,7 @@ fn a_round_s_cost_needs_sysmon() {
     let two_on_a_core = json!({"cpu": {"nodes_per_host": 2}});
     let mut c = config(2, "floodsub", 10 * MS, 2 * S, 1, two_on_a_core);
     c.cpu.per_sysmon_round_ns = 10 * US; // sysmon off
-    let err = Simulation::new(&c, &[(0, 1)], &messages(0, 100 * MS, 0, 1, 100))
-        .err()
-        .expect("refused");
-    match err {
-        EngineError::Config { field, message } => {
-            assert_eq!(field, "cpu.per_sysmon_round_ns");
-            assert!(message.contains("sysmon = true"), "{message}");
-        }
-        other => panic!("{other}"),
-    }
+    let (field, message) = refusal(&c, &[(0, 1)]);
+    assert_eq!(field, "cpu.per_sysmon_round_ns");
+    assert!(message.contains("sysmon = true"), "{message}");
 }

@@ -1,6 +1,7 @@
 //! Helpers shared by the engine's integration tests.
 #![allow(dead_code)]
 
+use gossiplab_engine::error::EngineError;
 use gossiplab_engine::{Config, Schedule, Simulation};
 use serde_json::{json, Value};
 
@@ -232,4 +233,15 @@ pub fn three_message_latencies(network_patch: Value) -> Vec<u64> {
     let publish = [S, 1_100 * MS, 3_100 * MS];
     let d = &sim.output().deliveries;
     (0..3).map(|i| d.t_ns[i] as u64 - publish[i]).collect()
+}
+
+/// The field and message with which the engine refuses `c` (one message over `edges`).
+pub fn refusal(c: &Config, edges: &[(u32, u32)]) -> (String, String) {
+    let err = Simulation::new(c, edges, &messages(0, 100 * MS, 0, 1, 100))
+        .err()
+        .expect("refused");
+    match err {
+        EngineError::Config { field, message } => (field, message),
+        other => panic!("{other}"),
+    }
 }
