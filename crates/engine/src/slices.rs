@@ -424,18 +424,18 @@ impl Slices {
     pub fn sysmon_wake(&mut self, queue: &mut EventQueue, node: u32, used: &mut CpuUse) {
         let now = queue.now();
         let h = (node / self.nodes_per_host) as usize;
+        let core = self.procs[node as usize]
+            .running
+            .then(|| self.core_of(h, node));
         // The working thread's time on its core so far counts in its place.
-        let running = match self.procs[node as usize].running {
-            true => now - self.hosts[h].cores[self.core_of(h, node)].since,
-            false => 0,
-        };
+        let running = core.map_or(0, |k| now - self.hosts[h].cores[k].since);
         let p = &mut self.procs[node as usize];
         p.sysmon.as_mut().expect("sysmon is modelled").wake();
         p.sysmon_woke = now;
         let behind = p.group.sysmon_wakes(p.process.has_work(), running);
-        if p.running {
+        if let Some(k) = core {
             if behind {
-                self.sysmon_preempts_running(queue, h, node, used);
+                self.sysmon_preempts_running(queue, h, k, used);
             }
         } else if p.waiting {
             self.wake_in_waiting_group(queue, h, node, used);
@@ -444,18 +444,18 @@ impl Slices {
         }
     }
 
-    /// `sysmon` woke behind the working thread of running `node`: it preempts it, after
-    /// the tick's event if a tick is due now.
+    /// `sysmon` woke behind the working thread on core `k`: it preempts it, after the
+    /// tick's event if a tick is due now.
     fn sysmon_preempts_running(
         &mut self,
         queue: &mut EventQueue,
         h: usize,
-        node: u32,
+        k: usize,
         used: &mut CpuUse,
     ) {
-        let k = self.core_of(h, node);
-        if self.hosts[h].cores[k].tick_at <= queue.now() {
-            self.procs[node as usize].sysmon_preempts = true;
+        let c = self.hosts[h].cores[k];
+        if c.tick_at <= queue.now() {
+            self.procs[c.node as usize].sysmon_preempts = true;
             return;
         }
         self.sysmon_preempts_worker(queue, h, k, used);
@@ -486,10 +486,7 @@ impl Slices {
             self.preempt(queue, h, k, used);
             return;
         }
-        let done = self.finish(h as u32, k as u32, now, used);
-        debug_assert!(done.is_none(), "a piece preempted before it is done");
-        let core = &mut self.hosts[h].cores[k];
-        core.generation = core.generation.wrapping_add(1);
+        self.interrupt(h, k, now, used);
         self.run_sysmon(queue, h, k);
     }
 
@@ -510,15 +507,8 @@ impl Slices {
             rounds.push((now, now - p.sysmon_woke));
         }
         p.sysmon_sleep = sysmon.round(busy, syscall);
-        let core = &mut self.hosts[h].cores[k];
-        core.since = now;
-        core.tick_at = now + self.kernel.sysmon_round;
-        let event = Event::CoreTick {
-            host: h as u32,
-            core: k as u32,
-            generation: core.generation,
-        };
-        queue.push(core.tick_at, h as u32 * self.nodes_per_host, event);
+        self.hosts[h].cores[k].since = now;
+        self.schedule(queue, h, k);
     }
 
     /// Core `k`'s `sysmon` round is done: `sysmon` sleeps (its next wake-up, unless it
@@ -622,16 +612,22 @@ impl Slices {
     /// after now: the piece, or the turn, has time left): the time it ran is charged to
     /// `used`, its pending tick goes stale, and it waits again from now. Returns it.
     fn take_core(&mut self, h: usize, k: usize, now: Time, used: &mut CpuUse) -> u32 {
-        let running = self.hosts[h].cores[k].node;
-        let done = self.finish(h as u32, k as u32, now, used);
-        debug_assert!(done.is_none(), "a piece preempted before it is done");
+        let running = self.interrupt(h, k, now, used);
         let p = &mut self.procs[running as usize];
         p.leave_core(now);
         p.waiting = true;
         p.ready_since = now;
+        running
+    }
+
+    /// Stops core `k`'s running piece before it is done: the time it ran is charged to
+    /// `used` and the core's pending tick goes stale. Returns the core's node.
+    fn interrupt(&mut self, h: usize, k: usize, now: Time, used: &mut CpuUse) -> u32 {
+        let done = self.finish(h as u32, k as u32, now, used);
+        debug_assert!(done.is_none(), "a piece preempted before it is done");
         let core = &mut self.hosts[h].cores[k];
         core.generation = core.generation.wrapping_add(1);
-        running
+        core.node
     }
 
     /// A node woke on host `h`: the kernel updates the running node's runtime
@@ -892,8 +888,12 @@ impl Slices {
     /// node's slice ends, whichever first.
     fn schedule(&mut self, queue: &mut EventQueue, host: usize, core: usize) {
         let c = &mut self.hosts[host].cores[core];
-        let left = self.procs[c.node as usize].process.until_tick();
-        let at = (c.since + left).min(c.noticed_at);
+        let p = &self.procs[c.node as usize];
+        let at = if p.sysmon_on_core {
+            c.since + self.kernel.sysmon_round
+        } else {
+            (c.since + p.process.until_tick()).min(c.noticed_at)
+        };
         c.tick_at = at;
         let event = Event::CoreTick {
             host: host as u32,
