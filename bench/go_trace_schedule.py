@@ -18,7 +18,9 @@ under `TransitionStack=` and `Stack=`) and prints per trace:
   `runnext`), its P's own scheduler (`G=-1` on a P: the netpoller polled by
   `findRunnable`, a timer), or a thread holding no P (`P=-1`: `sysmon`'s netpoll, whose
   goroutines `injectglist` puts on the global run queue, which a busy P serves one
-  goroutine every 61st turn or all at once when its own queue is empty);
+  goroutine every 61st turn or all at once when its own queue is empty), and "preempted"
+  for a goroutine runnable again after `sysmon` preempted it for a long turn
+  (`Running->Runnable Reason="preempted"`, runtime/proc.go `retake`);
 - per goroutine role, how many other goroutines of the node were runnable when it was
   readied (`Waiting->Runnable`): the run queue it joined, local and global together
   (with one P every runnable goroutine waits for that P), p50 / p90 / p99;
@@ -38,7 +40,8 @@ under `TransitionStack=` and `Stack=`) and prints per trace:
   the time from `Running->Syscall` to leaving Syscall is in neither), and how many of
   those it left without its P (`Syscall->Runnable`: `sysmon`'s `retake` handed the P to
   another thread while the goroutine was in the syscall, runtime/proc.go `handoffp`, and
-  the goroutine waits on the global run queue). Running is the
+  the goroutine waits on the global run queue), and how many times `sysmon` preempted
+  it. Running is the
   goroutine's hold on its P, not CPU time: it includes the time the kernel ran other
   processes on the node's CPU.
 
@@ -52,8 +55,12 @@ resources.go StateTransition.Stack: on creation, the new goroutine's start). A w
 counts for the role the goroutine has by the end of the trace. States entered before
 the trace began (`Undetermined->`) start no stretch and no wait.
 
-With `--model RUN --node N`, the same "others runnable" table for node N of a model run
-with `[cpu] record_waits` (goroutine_waits.parquet): at the start of each recorded wait
+With `--model RUN --node N`, for node N of a model run with `[cpu] record_waits`
+(goroutine_waits.parquet): the "readied by" table from its `readied_by` column (a
+goroutine kind for a hand-off; "netpoll" where a trace says its P's scheduler, "sysmon's
+netpoll" where it says no P, "timer", "preempted", and "outside" for work the model
+gives from no goroutine, a writer's socket or stream window, the heartbeat), and the
+"others runnable" table: at the start of each recorded wait
 (`t_ns - wait_ns`: readied, or put back after a turn used up) from the first publication
 to the last, as a trace of the measured interval, the node's other goroutines whose
 waits span that moment (with the event loop the model has yamux's recvLoop apart from
@@ -88,6 +95,8 @@ ROLE_ORDER = [role for role, _, _ in ROLES] + ["other"]
 # Who made a goroutine runnable when no goroutine did (see the module's docstring).
 SCHEDULER = "its P's scheduler"
 NO_P = "no P (sysmon)"
+# A goroutine runnable again after sysmon preempted it (`Running->Runnable`, "preempted").
+PREEMPTED = "preempted"
 
 _HEADER = re.compile(r"^M=(-?\d+) P=(-?\d+) G=(-?\d+) (\w+) Time=(\d+)")
 _GO = re.compile(r" GoID=(\d+) (\w+)->(\w+)")
@@ -105,6 +114,7 @@ class RoleTime:
     syscalls: int = 0
     syscall_ns: int = 0
     p_lost: int = 0
+    preempted: int = 0
 
 
 @dataclass
@@ -126,6 +136,8 @@ class Schedule:
     syscall_ns: dict[int, int] = field(default_factory=lambda: defaultdict(int))
     # goroutine -> its returns from a syscall without its P (`Syscall->Runnable`)
     p_lost: dict[int, int] = field(default_factory=lambda: defaultdict(int))
+    # goroutine -> the times sysmon preempted it (`Running->Runnable`, "preempted")
+    preempted: dict[int, int] = field(default_factory=lambda: defaultdict(int))
     # goroutine -> (who readied it, how long it then waited) for each Waiting->Runnable
     # that ran: a goroutine id, or SCHEDULER / NO_P
     readied: dict[int, list[tuple[int | str, int]]] = field(
@@ -172,6 +184,7 @@ class Schedule:
             row.syscalls += self.syscalls.get(goid, 0)
             row.syscall_ns += self.syscall_ns.get(goid, 0)
             row.p_lost += self.p_lost.get(goid, 0)
+            row.preempted += self.preempted.get(goid, 0)
         return {role: out[role] for role in ROLE_ORDER if role in out}
 
     def blocked_by_role(self) -> dict[str, dict[str, list[int]]]:
@@ -290,6 +303,9 @@ def parse(lines: Iterable[str]) -> Schedule:
             if old == "Waiting":
                 readied_by[goid] = _readier(head)
                 s.queue_at_ready[goid].append(len(runnable - {goid}))
+            elif old == "Running" and _reason(header) == "preempted":
+                readied_by[goid] = PREEMPTED
+                s.preempted[goid] += 1
         if new == "Runnable":
             runnable.add(goid)
         elif old == "Runnable":
@@ -298,9 +314,7 @@ def parse(lines: Iterable[str]) -> Schedule:
             since, reason = waiting_since.pop(goid)
             s.blocked[goid][reason].append(t - since)
         if old == "Running" and new == "Waiting":
-            reason = _REASON.search(header)
-            why = reason.group(1) if reason else ""
-            waiting_since[goid] = (t, f"{why} @ {_blocking_site(body)}")
+            waiting_since[goid] = (t, f"{_reason(header)} @ {_blocking_site(body)}")
         if goid not in s.roles:
             transition, stack = _stack_sections(body)
             own = transition + (stack if goid == g else [])
@@ -310,6 +324,11 @@ def parse(lines: Iterable[str]) -> Schedule:
                     s.roles[goid] = role
                     break
     return s
+
+
+def _reason(header: str) -> str:
+    reason = _REASON.search(header)
+    return reason.group(1) if reason else ""
 
 
 def _readier(head: re.Match[str]) -> int | str:
@@ -358,14 +377,16 @@ def report(name: str, s: Schedule) -> str:
     for role, counts in s.queue_at_ready_by_role().items():
         cells = " ".join(f"{quantile(counts, q):>5}" for q in (0.5, 0.9, 0.99))
         out.append(f"  {role:<15} {len(counts):>8} {'':>21}{cells}")
-    out.append("  role            running s    turns   share   syscalls   syscall s   P lost")
+    out.append(
+        "  role            running s    turns   share   syscalls   syscall s   P lost   preempted"
+    )
     by_role = s.running_by_role()
     all_running = sum(row.running_ns for row in by_role.values())
     for role, row in by_role.items():
         share = row.running_ns / all_running if all_running else 0.0
         out.append(
             f"  {role:<15} {row.running_ns / 1e9:>9.3f} {row.turns:>8} {share:>7.1%} "
-            f"{row.syscalls:>10} {row.syscall_ns / 1e9:>11.3f} {row.p_lost:>8}"
+            f"{row.syscalls:>10} {row.syscall_ns / 1e9:>11.3f} {row.p_lost:>8} {row.preempted:>11}"
         )
     out.append("  role            times   total s    p50 µs    max µs  blocked on @ where")
     for role, reasons in s.blocked_by_role().items():
@@ -401,11 +422,30 @@ def model_queue_at_ready(folder: Path, node: int) -> dict[str, list[int]]:
     return {kind: sorted(counts) for kind, counts in out.items()}
 
 
+def model_waits_by_readier(folder: Path, node: int) -> dict[str, dict[str, list[int]]]:
+    """Per goroutine kind of a model node, its recorded waits by what readied it
+    (`readied_by`), sorted, as `Schedule.waits_by_readier` gives a trace's."""
+    import polars as pl
+
+    waits = pl.read_parquet(folder / "goroutine_waits.parquet").filter(
+        (pl.col("node") == node) & pl.col("readied_by").is_not_null()
+    )
+    out: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
+    for kind, who, waited in waits.select("goroutine", "readied_by", "wait_ns").iter_rows():
+        out[kind][who].append(waited)
+    return {kind: {who: sorted(w) for who, w in sorted(by.items())} for kind, by in out.items()}
+
+
 def model_report(folder: Path, node: int) -> str:
     out = [
         f"{folder} node {node} (model)",
-        "  goroutine        waits   others runnable then: p50   p90   p99",
+        "  goroutine       readied by             waits    p50 µs    p90 µs    p99 µs",
     ]
+    for kind, by in model_waits_by_readier(folder, node).items():
+        for who, waits in by.items():
+            cells = " ".join(f"{quantile(waits, q) / 1e3:>9.1f}" for q in (0.5, 0.9, 0.99))
+            out.append(f"  {kind:<15} {who:<20} {len(waits):>7} {cells}")
+    out.append("  goroutine        waits   others runnable then: p50   p90   p99")
     for kind, counts in model_queue_at_ready(folder, node).items():
         cells = " ".join(f"{quantile(counts, q):>5}" for q in (0.5, 0.9, 0.99))
         out.append(f"  {kind:<15} {len(counts):>6} {'':>23}{cells}")

@@ -310,6 +310,19 @@ def test_recorded_goroutine_waits_are_written_for_the_nodes_named(tmp_path: Path
     assert goroutines | {"node thread", "sysmon"} <= set(counts)
     deliveries = pl.read_parquet(tmp_path / "run" / "deliveries.parquet")
     assert counts["validator"] == deliveries.filter(pl.col("node") == 1).height
+    # What readied each, as go-libp2p-pubsub hands work on: the validation worker, the
+    # event loop (its push on validateQ, goready); the loop, the reader (its send on
+    # incoming) and the worker (its send on sendMsg); the reader, yamux's recvLoop
+    # (recvNotifyCh); recvLoop, the netpoller (the node idle a second between copies);
+    # the sendLoop, a writer (sendCh). The node's own and sysmon's waits: nothing.
+    pairs = waits.group_by("goroutine").agg(pl.col("readied_by").unique().sort()).iter_rows()
+    readied = dict(pairs)
+    assert readied["validator"] == ["event loop"]
+    assert readied["event loop"] == ["reader", "validator"]
+    assert readied["reader"] == ["yamux recvLoop"]
+    assert readied["yamux recvLoop"] == ["netpoll"]
+    assert readied["yamux sendLoop"] == ["writer"]
+    assert readied["node thread"] == [None] and readied["sysmon"] == [None]
     plain = {**data, "cpu": {"costs": "measured", "nodes_per_host": 2}}
     run(parse_scenario(plain, tmp_path), tmp_path / "plain")
     assert not (tmp_path / "plain" / "goroutine_waits.parquet").exists()

@@ -11,9 +11,12 @@ import polars as pl
 sys.path.insert(0, str(Path(__file__).parents[1] / "bench"))
 from go_trace_schedule import (
     NO_P,
+    PREEMPTED,
     SCHEDULER,
     median,
     model_queue_at_ready,
+    model_report,
+    model_waits_by_readier,
     parse,
     quantile,
     report,
@@ -181,8 +184,18 @@ def test_running_time_and_turns_per_role() -> None:
     }
     lines = report("node-0", s).splitlines()
     at = lines.index(next(line for line in lines if "running s" in line))
-    assert lines[at + 1].split() == ["validator", "0.000", "5", "66.7%", "0", "0.000", "0"]
-    assert lines[at + 2].split() == ["event", "loop", "0.000", "1", "33.3%", "0", "0.000", "0"]
+    assert lines[at + 1].split() == ["validator", "0.000", "5", "66.7%", "0", "0.000", "0", "0"]
+    assert lines[at + 2].split() == [
+        "event",
+        "loop",
+        "0.000",
+        "1",
+        "33.3%",
+        "0",
+        "0.000",
+        "0",
+        "0",
+    ]
 
 
 SENDLOOP = "github.com/libp2p/go-yamux/v5.(*Session).sendLoop"
@@ -221,8 +234,18 @@ def test_system_calls_end_a_stretch_and_are_counted_apart() -> None:
     assert list(rows) == ["reader", "yamux sendLoop"]
     lines = report("node-1", s).splitlines()
     at = lines.index(next(line for line in lines if "running s" in line))
-    assert lines[at + 1].split() == ["reader", "0.000", "1", "16.3%", "0", "0.000", "0"]
-    assert lines[at + 2].split() == ["yamux", "sendLoop", "0.000", "1", "83.7%", "1", "0.000", "1"]
+    assert lines[at + 1].split() == ["reader", "0.000", "1", "16.3%", "0", "0.000", "0", "0"]
+    assert lines[at + 2].split() == [
+        "yamux",
+        "sendLoop",
+        "0.000",
+        "1",
+        "83.7%",
+        "1",
+        "0.000",
+        "1",
+        "0",
+    ]
 
 
 def test_waits_by_who_readied_the_goroutine() -> None:
@@ -244,6 +267,26 @@ def test_waits_by_who_readied_the_goroutine() -> None:
     assert s.waits_by_readier()["yamux recvLoop"] == {NO_P: [900], SCHEDULER: [30]}
     text = report("node-0", s)
     assert "  yamux recvLoop  no P (sysmon)              1       0.9       0.9       0.9" in text
+
+
+def test_a_goroutine_sysmon_preempted_is_readied_by_the_preemption() -> None:
+    # The validator runs from 100, sysmon preempts it at 250 (Running->Runnable,
+    # "preempted": runtime/proc.go retake -> preemptone), it runs again at 400: a wait of
+    # 150 readied by the preemption, and one preemption in its row; a plain
+    # Running->Runnable (a yield) readies nothing.
+    trace = "".join(
+        [
+            _event(1, 0, 1, 10, "GoID=5 NotExist->Runnable", VALIDATOR, "main.main"),
+            _event(1, 0, -1, 100, "GoID=5 Runnable->Running"),
+            _event(1, 0, 5, 250, "GoID=5 Running->Runnable", stack=VALIDATOR, why="preempted"),
+            _event(1, 0, -1, 400, "GoID=5 Runnable->Running"),
+            _event(1, 0, 5, 450, "GoID=5 Running->Runnable", stack=VALIDATOR),
+            _event(1, 0, -1, 500, "GoID=5 Runnable->Running"),
+        ]
+    )
+    s = parse(trace.splitlines())
+    assert s.waits_by_readier() == {"validator": {PREEMPTED: [150]}}
+    assert s.running_by_role()["validator"].preempted == 1
 
 
 def test_the_goroutines_runnable_when_one_is_readied() -> None:
@@ -296,3 +339,28 @@ def test_the_model_s_goroutines_runnable_at_each_wait(tmp_path: Path) -> None:
         "writer": [2],
         "event loop": [3],
     }
+
+
+def test_the_model_s_waits_by_what_readied_them(tmp_path: Path) -> None:
+    # Node 3's goroutine waits with what readied them; its own thread's (readied_by
+    # null) and node 4's are left out.
+    rows = [
+        (3, "validator", 20, 10, "event loop"),
+        (3, "validator", 40, 30, "preempted"),
+        (3, "validator", 50, 5, "event loop"),
+        (3, "yamux recvLoop", 60, 50, "sysmon's netpoll"),
+        (3, "node thread", 11, 8, None),
+        (4, "reader", 11, 8, "netpoll"),
+    ]
+    folder = tmp_path / "run"
+    folder.mkdir()
+    schema = ["node", "goroutine", "t_ns", "wait_ns", "readied_by"]
+    pl.DataFrame(rows, schema=schema, orient="row").with_columns(
+        pl.col("wait_ns").cast(pl.UInt64)
+    ).write_parquet(folder / "goroutine_waits.parquet")
+    assert model_waits_by_readier(folder, 3) == {
+        "validator": {"event loop": [5, 10], "preempted": [30]},
+        "yamux recvLoop": {"sysmon's netpoll": [50]},
+    }
+    text = model_report(folder, 3)
+    assert "  validator       preempted                  1       0.0       0.0       0.0" in text

@@ -15,9 +15,25 @@
 //! Each one loops over its queue without blocking while it has work. Go's scheduler
 //! (`runtime/proc.go`) keeps runnable goroutines in a first-in first-out run queue (and
 //! one in its `runnext` slot, below); one runs until it blocks (its queue is empty) or
-//! has run `forcePreemptNS` = 10 ms, then goes to the back. So a writer that gets its
-//! turn writes every RPC waiting for its peer, and the validation workers get their turn
-//! among the readers and writers, not a turn per copy.
+//! is preempted for having held the P too long, then goes to the global run queue
+//! (below). So a writer that gets its turn writes every RPC waiting for its peer, and
+//! the validation workers get their turn among the readers and writers, not a turn per
+//! copy.
+//!
+//! Who ends a long turn is `sysmon` (`runtime/proc.go:retake`): at each of its rounds it
+//! notes the P's `schedtick` and when it first saw it (`pp.sysmontick`), and preempts
+//! the running goroutine when a round finds the same `schedtick` `forcePreemptNS` =
+//! 10 ms of wall time after that (`preemptone`; the goroutine stops as its thread next
+//! runs, `gopreempt_m` → `goschedImpl` → `globrunqput`). The wall time counts the time
+//! the node's thread waited for the core: on a shared host a goroutine whose turn spans
+//! a wait for the core is preempted at `sysmon`'s first round 10 ms after it saw the
+//! turn, however little CPU the turn used. With `sysmon` modelled (`slices.rs`,
+//! `sysmon.rs`) its rounds do this (`long_turn`, `request_preemption`); a goroutine in
+//! a system call at that moment has its P retaken instead, and finds the P gone when
+//! the call returns (`exitsyscall` → the global run queue): the model preempts it the
+//! same way (its read and write pieces are mostly Go code, decryption and framing, where
+//! `preemptone` stops it). Without `sysmon` the model ends a turn after 10 ms of the
+//! node's CPU.
 //!
 //! Go's netpoller decides when a reading goroutine that waits on the network (a peer's
 //! reader; with the event loop, the connection's `recvLoop`) becomes runnable again. A P
@@ -64,17 +80,17 @@
 //!
 //! Go keeps a global run queue besides the P's own (`sched.runq`), and two kinds of
 //! goroutine go there: the readers `sysmon`'s poll makes runnable (it holds no P, so
-//! `injectglist` puts them on the global queue) and a goroutine preempted after its
-//! 10 ms (`goschedImpl` → `globrunqput`). `findRunnable` takes one from it every 61st
+//! `injectglist` puts them on the global queue) and a goroutine preempted for a long
+//! turn (`goschedImpl` → `globrunqput`). `findRunnable` takes one from it every 61st
 //! turn (`pp.schedtick%61 == 0`, ahead of `runnext`), and a batch of up to 128 when the
 //! local run queue is empty. So on a node that stays busy a reader `sysmon` woke waits
 //! behind the local run queue, goroutines readied after it included, for up to 61
 //! turns.
 //!
 //! Simplified: the validation workers share one turn (the node runs on one core at a
-//! time, see `slices.rs`), and whoever runs after a preemption gets a turn of its own (a
-//! `runnext` goroutine that inherits a used-up turn is preempted at `sysmon`'s next
-//! check, 20 µs on). The netpoll rule is that of a node with one P: with GOMAXPROCS > 1
+//! time, see `slices.rs`); without `sysmon`, whoever runs after a preemption gets a turn
+//! of its own (a `runnext` goroutine that inherits a used-up turn would be preempted at
+//! `sysmon`'s next check, 20 µs on). The netpoll rule is that of a node with one P: with GOMAXPROCS > 1
 //! a P with nothing to run parks its thread in the blocking `netpoll`, which wakes
 //! readers at once even while another P runs goroutines; a node here runs on one core
 //! at a time.
@@ -86,7 +102,8 @@ use rustc_hash::FxHashMap;
 use crate::config::Time;
 use crate::queue::Event;
 
-/// Go's `forcePreemptNS`: a goroutine's turn, in nanoseconds of CPU.
+/// Go's `forcePreemptNS`: the longest turn, in nanoseconds (of wall time between
+/// `sysmon`'s rounds; of the node's CPU without `sysmon`).
 pub const GO_TURN: Time = 10_000_000;
 
 /// Go's fairness check: every 61st turn the P takes a goroutine from the global run
@@ -172,7 +189,8 @@ pub const KIND_NAMES: [&str; 9] = [
 
 /// A recorded wait of a node's goroutine for its P, or of the node for a core: the
 /// goroutine's kind (`KIND_NAMES`), when the wait ended, and how long it was; for the
-/// node's own waits, how long it then held the core (0 for a goroutine's).
+/// node's own waits, how long it then held the core (0 for a goroutine's); for a
+/// goroutine's, what made it runnable (`Readied`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Waited {
     pub node: u32,
@@ -180,6 +198,7 @@ pub struct Waited {
     pub at: Time,
     pub wait: Time,
     pub ran: Time,
+    pub readied: Option<Readied>,
 }
 
 /// The kind under which a node's own waits for a core are recorded: its thread, made
@@ -222,10 +241,74 @@ impl Goroutine {
 struct WaitLog {
     /// The time of the event being carried out (`Process::at`).
     now: Time,
-    /// Runnable goroutines (indices into `routines`) and since when.
-    since: FxHashMap<u32, Time>,
-    /// (goroutine, when it ran, how long it waited).
-    waits: Vec<(Goroutine, Time, Time)>,
+    /// Runnable goroutines (indices into `routines`), since when, and what made them so.
+    since: FxHashMap<u32, (Time, Readied)>,
+    /// The waits that ended, in order.
+    waits: Vec<GoroutineWait>,
+}
+
+/// A recorded wait of a goroutine for its node's P.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GoroutineWait {
+    pub id: Goroutine,
+    /// When it ended (the goroutine ran), and how long it was.
+    pub at: Time,
+    pub wait: Time,
+    pub readied: Readied,
+}
+
+/// What made a waiting goroutine runnable, as Go's execution trace tells it (the event
+/// that moved it to `Runnable`; bench/go_trace_schedule.py's "readied by").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Readied {
+    /// A hand-off from the running goroutine, of this kind (`KIND_NAMES`): a channel
+    /// operation or a `sync.Cond` signal (`goready`).
+    HandOff(u8),
+    /// The netpoller, polled by the node's own thread: blocked in `netpoll` while idle,
+    /// or `findRunnable`'s poll once the run queues are empty.
+    Netpoll,
+    /// `sysmon`'s poll of the network (`injectglist` onto the global run queue).
+    SysmonPoll,
+    /// A timer (`findRunnable`'s `pp.timers.check`).
+    Timer,
+    /// Preempted for a long turn (`goschedImpl`), back from the global run queue.
+    Preempted,
+    /// Work from outside the node's goroutines: a writer's socket or stream window
+    /// opening, the heartbeat (no goroutine of its own in the model).
+    Outside,
+}
+
+/// The names of what readied a goroutine, by `Readied::code`: the goroutine kinds
+/// first, as `KIND_NAMES`.
+pub const READIED_NAMES: [&str; 14] = [
+    "reader",
+    "writer",
+    "validator",
+    "event loop",
+    "yamux sendLoop",
+    "publisher",
+    "node thread",
+    "yamux recvLoop",
+    "sysmon",
+    "netpoll",
+    "sysmon's netpoll",
+    "timer",
+    "preempted",
+    "outside",
+];
+
+impl Readied {
+    /// An index into `READIED_NAMES`.
+    pub fn code(self) -> u8 {
+        match self {
+            Readied::HandOff(kind) => kind,
+            Readied::Netpoll => 9,
+            Readied::SysmonPoll => 10,
+            Readied::Timer => 11,
+            Readied::Preempted => 12,
+            Readied::Outside => 13,
+        }
+    }
 }
 
 /// How a waiting goroutine becomes runnable (`runtime/proc.go:ready`, `runqput`).
@@ -303,6 +386,14 @@ pub struct Process {
     schedtick: u32,
     /// The system calls numbered so far (`Piece::syscall`).
     syscalls: u32,
+    /// `sysmon` ends long turns (`long_turn`), not the node's CPU time.
+    sysmon_ends_turns: bool,
+    /// `sysmon`'s view of the P (`pp.sysmontick`): the `schedtick` it last saw, and the
+    /// round that first saw it.
+    sysmon_saw: Option<(u32, Time)>,
+    /// `sysmon` asked the running goroutine to stop (`preemptone`): it does as the node's
+    /// thread next runs (`take_preemption`).
+    preempt_requested: bool,
 }
 
 impl Process {
@@ -312,6 +403,52 @@ impl Process {
             turn_costs,
             ..Self::default()
         }
+    }
+
+    /// Long turns end at `sysmon`'s rounds (`long_turn`), by the wall clock, instead of
+    /// after 10 ms of the node's CPU.
+    pub fn end_turns_at_sysmon(&mut self) {
+        self.sysmon_ends_turns = true;
+    }
+
+    /// `retake`'s check at a `sysmon` round at `now`, on a P that runs goroutines: true
+    /// if it runs the `schedtick` an earlier round saw first at least `GO_TURN` ago (one
+    /// goroutine, or a chain of `runnext` hand-offs, which share a `schedtick`); a new
+    /// `schedtick` is noted with `now` (`pd.schedtick`, `pd.schedwhen`).
+    pub fn long_turn(&mut self, now: Time) -> bool {
+        match self.sysmon_saw {
+            Some((tick, since)) if tick == self.schedtick => since + GO_TURN <= now,
+            _ => {
+                self.sysmon_saw = Some((self.schedtick, now));
+                false
+            }
+        }
+    }
+
+    /// `sysmon` preempts the running goroutine (`preemptone`); it stops as the node's
+    /// thread next runs (`take_preemption`).
+    pub fn request_preemption(&mut self) {
+        self.preempt_requested = true;
+    }
+
+    /// The node's thread runs again: a goroutine `sysmon` preempted stops (the signal,
+    /// `asyncPreempt`, or its next function call's stack check) and goes to the back of
+    /// the global run queue, with a turn of its own to come (`gopreempt_m` →
+    /// `goschedImpl` → `globrunqput`), and the P schedules.
+    pub fn take_preemption(&mut self) {
+        if !std::mem::take(&mut self.preempt_requested) {
+            return;
+        }
+        let Some(&front) = self.run_queue.front() else {
+            return;
+        };
+        self.start_turn(front as usize);
+        self.readied(front, Readied::Preempted);
+        self.run_queue.pop_front();
+        self.global.push_back(front);
+        self.schedule();
+        self.turn = 0;
+        self.note_running();
     }
 
     /// Record the goroutines' run-queue waits from now on (`waits`).
@@ -327,9 +464,8 @@ impl Process {
         }
     }
 
-    /// The recorded run-queue waits (goroutine, when it ran, nanoseconds waited), in the
-    /// order they ended.
-    pub fn waits(&self) -> &[(Goroutine, Time, Time)] {
+    /// The recorded run-queue waits, in the order they ended.
+    pub fn waits(&self) -> &[GoroutineWait] {
         self.wait_log.as_ref().map_or(&[], |log| &log.waits)
     }
 
@@ -339,9 +475,13 @@ impl Process {
         let (Some(log), Some(&front)) = (&mut self.wait_log, self.run_queue.front()) else {
             return;
         };
-        if let Some(since) = log.since.remove(&front) {
-            let id = self.routines[front as usize].id;
-            log.waits.push((id, log.now, log.now - since));
+        if let Some((since, readied)) = log.since.remove(&front) {
+            log.waits.push(GoroutineWait {
+                id: self.routines[front as usize].id,
+                at: log.now,
+                wait: log.now - since,
+                readied,
+            });
         }
     }
 
@@ -400,10 +540,11 @@ impl Process {
         Some(i as u32)
     }
 
-    /// Goroutine `i` will get a turn: its first piece carries the turn's cost.
+    /// Goroutine `i` will get a turn: its first piece carries the turn's cost. Its wait
+    /// starts now (what readied it is noted as it goes to a run queue, `readied`).
     fn start_turn(&mut self, i: usize) {
         if let Some(log) = &mut self.wait_log {
-            log.since.insert(i as u32, log.now);
+            log.since.insert(i as u32, (log.now, Readied::Outside));
         }
         let r = &mut self.routines[i];
         let cost = self.turn_costs.of(r.id);
@@ -418,9 +559,27 @@ impl Process {
         self.index.get(&id).map(|&i| i as usize)
     }
 
-    /// Goroutine `i` became runnable. With nothing running it runs at once, however it
-    /// was readied.
+    /// Goroutine `i` became runnable: readied by the running goroutine (`Wake::Next`), a
+    /// timer, or from outside the node's goroutines (`Wake::Tail`).
     fn ready(&mut self, i: u32, wake: Wake) {
+        let why = match wake {
+            Wake::Next => {
+                let front = self
+                    .run_queue
+                    .front()
+                    .expect("a hand-off from the running goroutine");
+                Readied::HandOff(self.routines[*front as usize].id.kind())
+            }
+            Wake::Timer => Readied::Timer,
+            Wake::Tail => Readied::Outside,
+        };
+        self.ready_by(i, wake, why);
+    }
+
+    /// Goroutine `i` became runnable, `why` as the recorded waits tell it. With nothing
+    /// running it runs at once, however it was readied.
+    fn ready_by(&mut self, i: u32, wake: Wake, why: Readied) {
+        self.readied(i, why);
         if self.run_queue.is_empty() {
             debug_assert!(
                 self.global.is_empty(),
@@ -435,6 +594,13 @@ impl Process {
             Wake::Next => self.put_next(i),
             Wake::Timer => self.timer_ready.push(i),
             Wake::Tail => self.run_queue.push_back(i),
+        }
+    }
+
+    /// Notes what made goroutine `i` runnable, for its recorded wait.
+    fn readied(&mut self, i: u32, why: Readied) {
+        if let Some((_, readied)) = self.wait_log.as_mut().and_then(|log| log.since.get_mut(&i)) {
+            *readied = why;
         }
     }
 
@@ -513,7 +679,9 @@ impl Process {
             self.netpoll.push_back((id, piece));
         } else {
             self.last_poll = now;
-            self.push_piece(id, piece, Wake::Tail);
+            if let Some(i) = self.add_piece(id, piece) {
+                self.ready_by(i, Wake::Tail, Readied::Netpoll);
+            }
         }
     }
 
@@ -545,9 +713,10 @@ impl Process {
         while let Some((id, piece)) = self.netpoll.pop_front() {
             if let Some(i) = self.add_piece(id, piece) {
                 if global {
+                    self.readied(i, Readied::SysmonPoll);
                     self.global.push_back(i);
                 } else {
-                    self.ready(i, Wake::Tail);
+                    self.ready_by(i, Wake::Tail, Readied::Netpoll);
                 }
             }
         }
@@ -565,7 +734,8 @@ impl Process {
         piece.syscall.filter(|_| piece.started)
     }
 
-    /// CPU time until the running goroutine's piece is done or its turn ends.
+    /// CPU time until the running goroutine's piece is done or (without `sysmon`) its
+    /// turn ends.
     pub fn until_tick(&self) -> Time {
         let r = &self.routines[self.run_queue[0] as usize];
         let left = r
@@ -573,6 +743,9 @@ impl Process {
             .front()
             .expect("a runnable goroutine has work")
             .left;
+        if self.sysmon_ends_turns {
+            return left;
+        }
         left.min(GO_TURN.saturating_sub(self.turn))
     }
 
@@ -593,8 +766,9 @@ impl Process {
     }
 
     /// After a piece's event: a goroutine without work blocks and the next one runs in
-    /// the rest of its turn if it is in `runnext`; one whose turn is used up goes to the
-    /// back of the run queue and the next one gets a turn of its own.
+    /// the rest of its turn if it is in `runnext`; without `sysmon`, one whose turn is
+    /// used up goes to the back of the global run queue and the next one gets a turn of
+    /// its own.
     pub fn settle(&mut self) {
         self.settle_front();
         self.note_running();
@@ -613,8 +787,9 @@ impl Process {
             if !self.schedule() {
                 self.turn = 0;
             }
-        } else if self.turn >= GO_TURN {
+        } else if !self.sysmon_ends_turns && self.turn >= GO_TURN {
             self.start_turn(front as usize);
+            self.readied(front, Readied::Preempted);
             self.run_queue.pop_front();
             self.global.push_back(front);
             self.schedule();
@@ -767,12 +942,17 @@ mod tests {
         assert_eq!(tick(&mut p, 10_000, 10_000), Some(v));
         p.at(13_000);
         assert_eq!(tick(&mut p, 3_000, 13_000), Some(w));
+        let waits: Vec<_> = p
+            .waits()
+            .iter()
+            .map(|w| (w.id, w.at, w.wait, w.readied))
+            .collect();
         assert_eq!(
-            p.waits(),
+            waits,
             [
-                (Goroutine::Validator, 0, 0),
-                (Goroutine::Writer(1), 10_000, 8_000),
-                (Goroutine::Reader(4), 13_000, 0)
+                (Goroutine::Validator, 0, 0, Readied::Outside),
+                (Goroutine::Writer(1), 10_000, 8_000, Readied::Outside),
+                (Goroutine::Reader(4), 13_000, 0, Readied::Netpoll)
             ]
         );
     }
@@ -1156,5 +1336,122 @@ mod tests {
         assert_eq!(tick(&mut p, MS, 12 * MS), Some(ev(3)));
         assert_eq!(tick(&mut p, 2 * MS, 14 * MS), Some(ev(1)));
         assert!(!p.has_work());
+    }
+
+    /// A node whose long turns end at `sysmon`'s rounds.
+    fn sysmon_ended() -> Process {
+        let mut p = Process::default();
+        p.end_turns_at_sysmon();
+        p
+    }
+
+    #[test]
+    fn sysmon_preempts_a_turn_it_saw_ten_milliseconds_of_wall_time_before() {
+        // runtime/proc.go:retake: a round notes the P's schedtick and when; a later round
+        // that finds the same schedtick forcePreemptNS (10 ms) after that preempts the
+        // running goroutine (preemptone), which goes to the global run queue as its
+        // thread runs (goschedImpl → globrunqput). The validator's 30 ms piece has run
+        // 1 ms when rounds come at 2 ms (noted), 11.9 ms (9.9 ms on: not yet) and 12 ms
+        // (10 ms on): the wall time counts, not the 1 ms of CPU. The writer then runs its
+        // 1 ms, and the validator, from the global run queue once the local one is
+        // empty, its 29 ms left in a turn of its own.
+        let mut p = sysmon_ended();
+        p.record_waits();
+        p.push(Goroutine::Validator, 30 * MS, ev(1), Wake::Tail);
+        p.push(Goroutine::Writer(9), MS, ev(2), Wake::Tail);
+        assert_eq!(p.until_tick(), 30 * MS, "no turn of CPU time");
+        assert_eq!(done(&mut p, MS), None);
+        assert!(!p.long_turn(2 * MS));
+        assert!(!p.long_turn(11_900_000));
+        assert!(p.long_turn(12 * MS));
+        p.request_preemption();
+        p.at(12 * MS);
+        p.take_preemption();
+        assert_eq!(p.until_tick(), MS, "the writer runs");
+        p.at(13 * MS);
+        assert_eq!(done(&mut p, MS), Some(ev(2)));
+        assert_eq!(
+            p.until_tick(),
+            29 * MS,
+            "then the validator, its piece's rest"
+        );
+        assert_eq!(done(&mut p, 29 * MS), Some(ev(1)));
+        assert!(!p.has_work());
+        let last = p.waits().last().expect("recorded");
+        assert_eq!(
+            (last.id, last.at, last.wait, last.readied),
+            (Goroutine::Validator, 13 * MS, MS, Readied::Preempted)
+        );
+    }
+
+    #[test]
+    fn a_recorded_wait_says_what_readied_the_goroutine() {
+        // As Go's trace tells it: the loop hands a copy to the validator (a channel send,
+        // goready), the publisher's timer fires, and sysmon's netpoll finds a reader's
+        // data (injectglist: no P). The loop runs 0-10 ms; the reader's data came at 1 ms.
+        let mut p = Process::default();
+        p.record_waits();
+        p.at(0);
+        p.push(Goroutine::Loop, 10 * MS, ev(1), Wake::Tail);
+        p.push(Goroutine::Publisher, MS, ev(2), Wake::Timer);
+        p.arrive(Goroutine::Reader(3), MS, ev(3), MS);
+        p.at(10 * MS);
+        let v = (Goroutine::Validator, MS, ev(4));
+        assert_eq!(hand_off(&mut p, 10 * MS, 10 * MS, &[v]), Some(ev(1)));
+        for (at, cost) in [(11, MS), (12, MS), (13, MS)] {
+            p.at(at * MS);
+            assert!(tick(&mut p, cost, at * MS).is_some());
+        }
+        let readied: Vec<(Goroutine, Readied)> =
+            p.waits().iter().map(|w| (w.id, w.readied)).collect();
+        assert_eq!(
+            readied,
+            [
+                (Goroutine::Loop, Readied::Outside),
+                (Goroutine::Publisher, Readied::Timer),
+                (
+                    Goroutine::Validator,
+                    Readied::HandOff(Goroutine::Loop.kind())
+                ),
+                (Goroutine::Reader(3), Readied::SysmonPoll),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_new_turn_restarts_sysmon_s_count() {
+        // pd.schedtick != pp.schedtick: the round notes the new turn and when. The
+        // validator blocks after its 1 ms and the writer gets a turn of its own
+        // (schedtick + 1): the round at 10 ms notes it, the one at 19 ms is 9 ms on.
+        let mut p = sysmon_ended();
+        p.push(Goroutine::Validator, MS, ev(1), Wake::Tail);
+        p.push(Goroutine::Writer(9), 50 * MS, ev(2), Wake::Tail);
+        assert!(!p.long_turn(0));
+        assert_eq!(done(&mut p, MS), Some(ev(1)));
+        assert!(!p.long_turn(10 * MS));
+        assert!(!p.long_turn(19 * MS));
+        assert!(p.long_turn(20 * MS));
+    }
+
+    #[test]
+    fn a_chain_of_hand_offs_shares_one_turn_for_sysmon() {
+        // execute(gp, inheritTime=true) does not advance schedtick: the validator the
+        // loop readied runs in the loop's turn, and sysmon's round 10 ms after it saw
+        // that turn preempts the validator.
+        let mut p = sysmon_ended();
+        p.push(Goroutine::Loop, MS, ev(1), Wake::Tail);
+        p.push(Goroutine::Writer(9), MS, ev(2), Wake::Tail);
+        assert!(!p.long_turn(0));
+        let v = (Goroutine::Validator, 20 * MS, ev(3));
+        assert_eq!(hand_off(&mut p, MS, MS, &[v]), Some(ev(1)));
+        assert_eq!(
+            p.until_tick(),
+            20 * MS,
+            "the validator runs, in the loop's turn"
+        );
+        assert!(p.long_turn(10 * MS));
+        p.request_preemption();
+        p.take_preemption();
+        assert_eq!(p.until_tick(), MS, "the writer runs next");
     }
 }

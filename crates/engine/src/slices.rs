@@ -235,6 +235,9 @@ impl Slices {
             procs: (0..nodes)
                 .map(|node| {
                     let mut process = Process::new(turn_costs);
+                    if sysmon.is_some() {
+                        process.end_turns_at_sysmon();
+                    }
                     let record = record_waits.contains(&node);
                     if record {
                         process.record_waits();
@@ -277,12 +280,13 @@ impl Slices {
     pub fn waits(&self) -> impl Iterator<Item = Waited> + '_ {
         self.procs.iter().enumerate().flat_map(|(node, p)| {
             let node = node as u32;
-            let goroutines = p.process.waits().iter().map(move |&(g, at, wait)| Waited {
+            let goroutines = p.process.waits().iter().map(move |w| Waited {
                 node,
-                kind: g.kind(),
-                at,
-                wait,
+                kind: w.id.kind(),
+                at: w.at,
+                wait: w.wait,
                 ran: 0,
+                readied: Some(w.readied),
             });
             let cores = p.core_waits.iter().flatten().map(move |w| Waited {
                 node,
@@ -290,6 +294,7 @@ impl Slices {
                 at: w.at,
                 wait: w.wait,
                 ran: w.ran,
+                readied: None,
             });
             let rounds = p
                 .sysmon_rounds
@@ -301,6 +306,7 @@ impl Slices {
                     at,
                     wait,
                     ran: 0,
+                    readied: None,
                 });
             goroutines.chain(cores).chain(rounds)
         })
@@ -491,9 +497,10 @@ impl Slices {
     }
 
     /// Core `k`'s node runs its `sysmon`'s round: what the round does is decided now
-    /// (`Sysmon::round`, on the node's state as the round begins), and the core's tick
-    /// comes when its CPU time is spent. A round runs to its end: it is a few µs, and
-    /// nothing preempts it.
+    /// (`Sysmon::round`, on the node's state as the round begins; on a node with
+    /// goroutines to run, `retake` preempts one whose turn is too long, as the working
+    /// thread next runs), and the core's tick comes when its CPU time is spent. A round
+    /// runs to its end: it is a few µs, and nothing preempts it.
     fn run_sysmon(&mut self, queue: &mut EventQueue, h: usize, k: usize) {
         let now = queue.now();
         let node = self.hosts[h].cores[k].node;
@@ -501,6 +508,9 @@ impl Slices {
         p.sysmon_on_core = true;
         p.sysmon_preempts = false;
         let busy = p.process.has_work();
+        if busy && p.process.long_turn(now) {
+            p.process.request_preemption();
+        }
         let syscall = p.process.in_syscall();
         let sysmon = p.sysmon.as_mut().expect("sysmon is modelled");
         if let Some(rounds) = &mut p.sysmon_rounds {
@@ -869,7 +879,8 @@ impl Slices {
     }
 
     /// Core `k`'s node's working thread runs: its wait for the core is recorded, if it
-    /// is the first time it runs in this visit.
+    /// is the first time it runs in this visit, and a goroutine `sysmon` preempted
+    /// meanwhile stops.
     fn worker_runs(&mut self, queue: &mut EventQueue, h: usize, k: usize) {
         let now = queue.now();
         let p = &mut self.procs[self.hosts[h].cores[k].node as usize];
@@ -881,6 +892,8 @@ impl Slices {
             });
             p.visit_recorded = true;
         }
+        p.process.at(now);
+        p.process.take_preemption();
         self.schedule(queue, h, k);
     }
 

@@ -3,7 +3,9 @@
 //! calls, preempt long-running goroutines and poll the network. What the model takes
 //! from it is when it wakes: each wake-up is a thread of the node's process becoming
 //! runnable, and on a shared host every one lets the kernel pick again (`slices.rs`,
-//! `group.rs`); each round takes `cpu.per_sysmon_round` of the node's core.
+//! `group.rs`); each round takes `cpu.per_sysmon_round` of the node's core, and a round
+//! that finds the P running one `schedtick` for 10 ms preempts the goroutine
+//! (`retake`, `Process::long_turn` in `goroutines.rs`).
 //!
 //! Its schedule (Go 1.26's `sysmon`): it sleeps 20 µs between rounds (`usleep(delay)`,
 //! `delay = 20`) while its rounds retake a P (`retake(now) != 0` resets `idle`); after

@@ -161,3 +161,50 @@ fn a_round_s_cost_needs_sysmon() {
     assert_eq!(field, "cpu.per_sysmon_round_ns");
     assert!(message.contains("sysmon = true"), "{message}");
 }
+
+/// The times (µs after 110 ms) at which `node`'s validator began its turns.
+fn validator_turns(sim: &Simulation, node: u32) -> Vec<u64> {
+    let waits = sim.goroutine_waits();
+    let validator = waits.iter().filter(|w| w.node == node && w.kind == 2);
+    validator.map(|w| (w.at - 110 * MS) / US).collect()
+}
+
+#[test]
+fn sysmon_ends_a_turn_ten_milliseconds_of_wall_time_after_it_saw_it() {
+    // Three leaves validate 40 ms each from 110 ms, sharing one core in 4 ms slices.
+    // runtime/proc.go:retake: a round notes the P's schedtick and when; the first round
+    // at least 10 ms after that, finding the same schedtick, preempts the running
+    // goroutine (preemptone), which starts a new turn (a new schedtick, noted by the
+    // round after) when its thread runs again. The wall time counts, the waits for the
+    // core included: each leaf gets a third of the core, so a turn ends after a few ms
+    // of its CPU, and 40 ms of validation take more turns than the 4 that 10 ms turns
+    // of CPU would.
+    let sim = sharing_a_core(3, 4 * MS, 40 * MS, 0);
+    for leaf in 1..=3 {
+        let turns = validator_turns(&sim, leaf);
+        let rounds: Vec<u64> = sysmon_rounds(&sim, leaf, 110 * MS)
+            .into_iter()
+            .map(|(at, _)| at)
+            .collect();
+        // Each turn after the first follows the first round at least 10 ms after the
+        // first round of the turn before, with no round in between.
+        for pair in turns.windows(2) {
+            let (start, next) = (pair[0], pair[1]);
+            let noted = *rounds.iter().find(|&&r| r >= start).expect("a round");
+            let preempting = *rounds
+                .iter()
+                .find(|&&r| r >= noted + 10_000)
+                .expect("a round 10 ms on");
+            assert!(
+                preempting <= next,
+                "leaf {leaf}: turn at {next} before round"
+            );
+            let after = rounds.iter().find(|&&r| r > preempting);
+            assert!(
+                after.is_none_or(|&r| r >= next),
+                "leaf {leaf}: the turn at {next} comes as its thread runs after the round at {preempting}"
+            );
+        }
+        assert!(turns.len() > 4, "leaf {leaf}: {turns:?}");
+    }
+}

@@ -5,7 +5,7 @@
 //! crate itself has no pyo3 dependency and is tested on its own.
 
 use gossiplab_engine::aggregate::{AggregateTables, Aggregates, NEVER, REACH_PERCENTS};
-use gossiplab_engine::goroutines::{Waited, KIND_NAMES as GOROUTINE_NAMES};
+use gossiplab_engine::goroutines::{Waited, KIND_NAMES as GOROUTINE_NAMES, READIED_NAMES};
 use gossiplab_engine::histogram::bin_bounds;
 use gossiplab_engine::output::{MessageTraffic, Output};
 use gossiplab_engine::partial::PartialRows;
@@ -235,28 +235,38 @@ impl Engine {
         if !waits.is_empty() {
             tables.set_item("goroutine_waits", goroutine_waits(py, &waits)?)?;
             tables.set_item("goroutine_names", GOROUTINE_NAMES.to_vec())?;
+            tables.set_item("readied_names", READIED_NAMES.to_vec())?;
         }
         tables.set_item("kind_names", KIND_NAMES.to_vec())?;
         Ok(tables)
     }
 }
 
-/// node, goroutine (kind codes, `goroutine_names`), t_ns (when the wait ended), wait_ns
-/// and ran_ns (how long a node then held its core; 0 for a goroutine) columns.
+/// node, goroutine (kind codes, `goroutine_names`), t_ns (when the wait ended), wait_ns,
+/// ran_ns (how long a node then held its core; 0 for a goroutine) and readied_by (codes,
+/// `readied_names`; `NOT_READIED` for a node's or `sysmon`'s own waits) columns.
 fn goroutine_waits<'py>(py: Python<'py>, waits: &[Waited]) -> PyResult<Bound<'py, PyDict>> {
     let node: Vec<u32> = waits.iter().map(|w| w.node).collect();
     let kind: Vec<u8> = waits.iter().map(|w| w.kind).collect();
     let at: Vec<i64> = waits.iter().map(|w| w.at as i64).collect();
     let wait: Vec<u64> = waits.iter().map(|w| w.wait).collect();
     let ran: Vec<u64> = waits.iter().map(|w| w.ran).collect();
+    let readied: Vec<u8> = waits
+        .iter()
+        .map(|w| w.readied.map_or(NOT_READIED, |r| r.code()))
+        .collect();
     let d = PyDict::new(py);
     d.set_item("node", PyBytes::new(py, &to_le(&node, u32::to_le_bytes)))?;
     d.set_item("goroutine", PyBytes::new(py, &kind))?;
     d.set_item("t_ns", PyBytes::new(py, &to_le(&at, i64::to_le_bytes)))?;
     d.set_item("wait_ns", PyBytes::new(py, &to_le(&wait, u64::to_le_bytes)))?;
     d.set_item("ran_ns", PyBytes::new(py, &to_le(&ran, u64::to_le_bytes)))?;
+    d.set_item("readied_by", PyBytes::new(py, &readied))?;
     Ok(d)
 }
+
+/// The `readied_by` code of a wait that is not a goroutine's.
+const NOT_READIED: u8 = u8::MAX;
 
 fn publishes<'py>(py: Python<'py>, sim: &Simulation) -> PyResult<Bound<'py, PyDict>> {
     let m = sim.messages();

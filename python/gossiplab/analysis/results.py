@@ -186,7 +186,10 @@ def load_results(results_dir: Path) -> tuple[RunTables, dict[str, Any], str]:
 
 # Columns later versions added to a table: a run written before them has none, and reads
 # as if its backend had recorded nothing there (null).
-LATER_COLUMNS: dict[str, tuple[str, ...]] = {"resources": ("sysmon_cpu_s", "sysmon_runs")}
+LATER_COLUMNS: dict[str, tuple[str, ...]] = {
+    "resources": ("sysmon_cpu_s", "sysmon_runs"),
+    "goroutine_waits": ("readied_by",),
+}
 
 
 def with_later_columns(frame: pl.DataFrame, name: str) -> pl.DataFrame:

@@ -224,7 +224,9 @@ SCHEMAS: dict[str, pa.Schema] = {
     # goroutine "node thread": the node's own waits for a core of its host; t_ns is when
     # the wait ended (the goroutine, or the node, ran). ran_ns: how long the node then
     # held the core, until it blocked, was preempted or used up its slice (node thread
-    # rows; null for a goroutine's).
+    # rows; null for a goroutine's). readied_by: what made a goroutine runnable, as Go's
+    # execution trace tells it (the goroutine that handed it work, "netpoll", "sysmon's
+    # netpoll", "timer", "preempted", "outside"; null on node thread and sysmon rows).
     "goroutine_waits": pa.schema(
         [
             ("node", pa.uint32()),
@@ -232,6 +234,7 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("t_ns", pa.int64()),
             ("wait_ns", pa.uint64()),
             ("ran_ns", pa.uint64()),
+            ("readied_by", pa.string()),
         ]
     ),
     # One row per node: where it is and what kind of node it is ("" when the scenario has

@@ -288,6 +288,29 @@ _NUMPY: dict[pl.DataType, str] = {
 }
 
 
+def _goroutine_waits(raw: dict[str, Any]) -> pl.DataFrame:
+    """The goroutine_waits table, its goroutine kinds and what readied them by name."""
+    waits = _frame(
+        "goroutine_waits",
+        raw["goroutine_waits"],
+        {
+            "goroutine": lambda codes: _named(raw["goroutine_names"], codes, "goroutine"),
+            "readied_by": lambda codes: _named(raw["readied_names"], codes, "readied_by"),
+        },
+    )
+    # Only a node's own waits have a time on the core after them.
+    on_core = pl.when(pl.col("goroutine") == "node thread").then(pl.col("ran_ns"))
+    return waits.with_columns(on_core.alias("ran_ns"))
+
+
+def _named(names: list[str], codes: bytes, column: str) -> pl.Series:
+    """`codes` as `names`; a code past them (the engine's mark on a wait that is not a
+    goroutine's) as null."""
+    series = pl.Series(column, [*names, None], dtype=pl.String)
+    index = np.minimum(np.frombuffer(codes, dtype="u1").astype("u4"), len(names))
+    return series.gather(index)
+
+
 def _role_names(codes: bytes) -> pl.Series:
     names = pl.Series("role", list(ROLES), dtype=pl.String)
     return names.gather(np.frombuffer(codes, dtype="u1").astype("u4"))
@@ -345,19 +368,7 @@ def tables_from_engine(raw: dict[str, Any]) -> RunTables:
         message_traffic = _frame("message_traffic", raw["message_traffic"], {"kind": kinds})
     goroutine_waits = None
     if "goroutine_waits" in raw:
-        names = pl.Series("goroutine", raw["goroutine_names"], dtype=pl.String)
-        goroutine_waits = _frame(
-            "goroutine_waits",
-            raw["goroutine_waits"],
-            {
-                "goroutine": lambda codes: names.gather(
-                    np.frombuffer(codes, dtype="u1").astype("u4")
-                )
-            },
-        )
-        # Only a node's own waits have a time on the core after them.
-        on_core = pl.when(pl.col("goroutine") == "node thread").then(pl.col("ran_ns"))
-        goroutine_waits = goroutine_waits.with_columns(on_core.alias("ran_ns"))
+        goroutine_waits = _goroutine_waits(raw)
     return RunTables(
         publishes=_frame("publishes", raw["publishes"], {}),
         deliveries=deliveries,
