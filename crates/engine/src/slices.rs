@@ -523,8 +523,10 @@ impl Slices {
 
     /// Core `k`'s `sysmon` round is done: `sysmon` sleeps (its next wake-up, unless it
     /// sleeps deeply), and the kernel picks again from the root: the node's working
-    /// thread runs on if it has work and the group stays EEVDF's pick; else the group
-    /// queues again with its work, or blocks.
+    /// thread runs on if it has work and the group stays EEVDF's pick inside its slice;
+    /// else the group queues again with its work (with a new deadline if its slice is
+    /// over: `put_prev_entity` → `update_curr`, and a group alone on the host is picked
+    /// again at once), or blocks.
     fn sysmon_done(&mut self, queue: &mut EventQueue, h: usize, k: usize, now: Time) {
         let node = self.hosts[h].cores[k].node;
         let limit = self.kernel.lag_limit();
@@ -536,7 +538,8 @@ impl Slices {
         p.process.at(now);
         let has_work = p.process.has_work();
         p.group.sysmon_sleeps(has_work, limit);
-        if has_work && self.keeps_core(h, k, now) {
+        let in_slice = now < self.hosts[h].cores[k].slice_end;
+        if has_work && in_slice && self.keeps_core(h, k, now) {
             self.worker_runs(queue, h, k);
             return;
         }

@@ -208,3 +208,29 @@ fn sysmon_ends_a_turn_ten_milliseconds_of_wall_time_after_it_saw_it() {
         assert!(turns.len() > 4, "leaf {leaf}: {turns:?}");
     }
 }
+
+#[test]
+fn a_node_alone_whose_slice_ends_during_a_sysmon_round_runs_on_in_a_new_slice() {
+    // One leaf validates 50 ms alone on its core (the publisher idle), in slices of 1 ms
+    // that the kernel notices at its 4 ms ticks (no hrtick); its sysmon, behind the
+    // working thread, preempts it at its wake-ups for rounds of 900 µs, some of which
+    // span a tick that ends the slice. When a round ends the kernel picks again
+    // (schedule → put_prev_entity → update_curr gives the group a new deadline), finds
+    // it alone and runs it on: the copy is validated after its 50 ms and the rounds
+    // that came before, nothing lost, nothing counted twice.
+    let patch = json!({"cpu": {
+        "nodes_per_host": 2, "cores": 1, "time_slice_ns": MS,
+        "per_copy_ns": 50 * MS, "sysmon": true, "per_sysmon_round_ns": 900 * US,
+        "record_waits": [1]
+    }});
+    let c = config(2, "floodsub", 10 * MS, 2 * S, 1, patch);
+    let mut sim = Simulation::new(&c, &star(1), &messages(0, 100 * MS, 0, 1, 100)).unwrap();
+    sim.run();
+    let delivered = sorted_delivery_times(&sim);
+    assert_eq!(delivered.len(), 1);
+    let done = (delivered[0] - 110 * MS) / US;
+    let rounds = sysmon_rounds(&sim, 1, 110 * MS);
+    let before = rounds.iter().filter(|&&(at, _)| at < done).count() as u64;
+    assert!(before > 4, "rounds spanning the 4 ms ticks: {rounds:?}");
+    assert_eq!(done, 50_000 + 900 * before);
+}
