@@ -278,18 +278,10 @@ pub enum Readied {
     Outside,
 }
 
-/// The names of what readied a goroutine, by `Readied::code`: the goroutine kinds
-/// first, as `KIND_NAMES`.
-pub const READIED_NAMES: [&str; 14] = [
-    "reader",
-    "writer",
-    "validator",
-    "event loop",
-    "yamux sendLoop",
-    "publisher",
-    "node thread",
-    "yamux recvLoop",
-    "sysmon",
+/// The names of what readied a goroutine other than a hand-off, by `Readied::code` less
+/// the number of goroutine kinds (a hand-off's code is its goroutine's kind, named by
+/// `KIND_NAMES`).
+pub const READIED_NAMES: [&str; 5] = [
     "netpoll",
     "sysmon's netpoll",
     "timer",
@@ -298,15 +290,16 @@ pub const READIED_NAMES: [&str; 14] = [
 ];
 
 impl Readied {
-    /// An index into `READIED_NAMES`.
+    /// An index into `KIND_NAMES` followed by `READIED_NAMES`.
     pub fn code(self) -> u8 {
+        let other = |i: usize| (KIND_NAMES.len() + i) as u8;
         match self {
             Readied::HandOff(kind) => kind,
-            Readied::Netpoll => 9,
-            Readied::SysmonPoll => 10,
-            Readied::Timer => 11,
-            Readied::Preempted => 12,
-            Readied::Outside => 13,
+            Readied::Netpoll => other(0),
+            Readied::SysmonPoll => other(1),
+            Readied::Timer => other(2),
+            Readied::Preempted => other(3),
+            Readied::Outside => other(4),
         }
     }
 }
@@ -439,16 +432,22 @@ impl Process {
         if !std::mem::take(&mut self.preempt_requested) {
             return;
         }
-        let Some(&front) = self.run_queue.front() else {
+        if self.run_queue.is_empty() {
             return;
-        };
+        }
+        self.preempt_running();
+        self.note_running();
+    }
+
+    /// The running goroutine is preempted (`goschedImpl`): to the back of the global run
+    /// queue, with a turn of its own to come, and the P schedules.
+    fn preempt_running(&mut self) {
+        let front = self.run_queue.pop_front().expect("a running goroutine");
         self.start_turn(front as usize);
         self.readied(front, Readied::Preempted);
-        self.run_queue.pop_front();
         self.global.push_back(front);
         self.schedule();
         self.turn = 0;
-        self.note_running();
     }
 
     /// Record the goroutines' run-queue waits from now on (`waits`).
@@ -788,12 +787,7 @@ impl Process {
                 self.turn = 0;
             }
         } else if !self.sysmon_ends_turns && self.turn >= GO_TURN {
-            self.start_turn(front as usize);
-            self.readied(front, Readied::Preempted);
-            self.run_queue.pop_front();
-            self.global.push_back(front);
-            self.schedule();
-            self.turn = 0;
+            self.preempt_running();
         }
     }
 

@@ -243,8 +243,9 @@ impl Engine {
 }
 
 /// node, goroutine (kind codes, `goroutine_names`), t_ns (when the wait ended), wait_ns,
-/// ran_ns (how long a node then held its core; 0 for a goroutine) and readied_by (codes,
-/// `readied_names`; `NOT_READIED` for a node's or `sysmon`'s own waits) columns.
+/// ran_ns (how long a node then held its core; 0 for a goroutine) and readied_by (codes
+/// into `goroutine_names` followed by `readied_names`; `NOT_READIED` for a node's or
+/// `sysmon`'s own waits) columns.
 fn goroutine_waits<'py>(py: Python<'py>, waits: &[Waited]) -> PyResult<Bound<'py, PyDict>> {
     let node: Vec<u32> = waits.iter().map(|w| w.node).collect();
     let kind: Vec<u8> = waits.iter().map(|w| w.kind).collect();

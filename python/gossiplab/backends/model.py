@@ -295,7 +295,9 @@ def _goroutine_waits(raw: dict[str, Any]) -> pl.DataFrame:
         raw["goroutine_waits"],
         {
             "goroutine": lambda codes: _named(raw["goroutine_names"], codes, "goroutine"),
-            "readied_by": lambda codes: _named(raw["readied_names"], codes, "readied_by"),
+            "readied_by": lambda codes: _named(
+                [*raw["goroutine_names"], *raw["readied_names"]], codes, "readied_by"
+            ),
         },
     )
     # Only a node's own waits have a time on the core after them.
