@@ -234,3 +234,34 @@ fn a_node_alone_whose_slice_ends_during_a_sysmon_round_runs_on_in_a_new_slice() 
     assert!(before > 4, "rounds spanning the 4 ms ticks: {rounds:?}");
     assert_eq!(done, 50_000 + 900 * before);
 }
+
+#[test]
+fn shared_cores_run_to_the_end_across_slices_rounds_and_costs() {
+    // Every corner of the shared-core scheduling together (slices ended on time or at
+    // the tick, sysmon rounds from free to longer than a slice, wake-up costs, copies
+    // from quick to longer than sysmon's 10 ms turn), the event loop on: each run ends,
+    // and each of the four leaves gets each of the five messages, published 100 ms
+    // apart (the host is never overloaded for long).
+    for (i, slice) in [200 * US, 750 * US, 4 * MS].into_iter().enumerate() {
+        for round in [0, 11 * US, 900 * US, 3 * MS] {
+            for copy in [40 * US, 4 * MS, 20 * MS] {
+                let patch = json!({"cpu": {
+                    "nodes_per_host": 5, "cores": 1, "time_slice_ns": slice,
+                    "hrtick": i % 2 == 0, "per_copy_ns": copy, "per_node_wakeup_ns": 20 * US,
+                    "per_rpc_received_ns": 5 * US, "per_rpc_loop_ns": 5 * US,
+                    "event_loop": true, "sysmon": true, "per_sysmon_round_ns": round
+                }});
+                let c = config(5, "floodsub", 10 * MS, 4 * S, 1, patch);
+                let schedule = messages(0, 100 * MS, 100 * MS, 5, 100);
+                let mut sim = Simulation::new(&c, &star(4), &schedule).unwrap();
+                sim.run();
+                let delivered = sim.output().deliveries.msg.len();
+                assert_eq!(
+                    delivered,
+                    5 * 4,
+                    "slice {slice}, round {round}, copy {copy}"
+                );
+            }
+        }
+    }
+}
