@@ -254,6 +254,20 @@ def test_a_run_written_before_the_sysmon_columns_loads_with_them_null(tmp_path: 
     assert resources["cpu_s"].to_list() == [0.5]
 
 
+def test_goroutine_waits_written_before_readied_by_load_with_it_null(tmp_path: Path) -> None:
+    # A model run of an earlier version recorded goroutine waits without readied_by.
+    rows = [(1, "validator", 2_000, 500, None, "event loop")]
+    tables = replace(line_tables(), goroutine_waits=from_rows("goroutine_waits", rows))
+    out = write_results(tmp_path / "run", tables, SCENARIO, run_info())
+    older = pl.read_parquet(out / "goroutine_waits.parquet").drop("readied_by")
+    older.write_parquet(out / "goroutine_waits.parquet")
+    waits = load_results(out)[0].goroutine_waits
+    assert waits is not None
+    assert waits.columns == tables.goroutine_waits.columns
+    assert waits["readied_by"].to_list() == [None]
+    assert waits["wait_ns"].to_list() == [500]
+
+
 # --- schema checks ------------------------------------------------------------------
 
 

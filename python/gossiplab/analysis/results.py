@@ -176,8 +176,9 @@ def load_results(results_dir: Path) -> tuple[RunTables, dict[str, Any], str]:
     for name in OPTIONAL_TABLES:
         path = results_dir / table_file(name)
         frames[name] = _read_table(path) if path.is_file() else None
-    if frames.get("resources") is not None:
-        frames["resources"] = with_later_columns(frames["resources"], "resources")
+    for name, frame in frames.items():
+        if frame is not None and name in LATER_COLUMNS:
+            frames[name] = with_later_columns(frame, name)
     tables = RunTables(**frames)  # type: ignore[arg-type]
     check_tables(tables)
     scenario_toml = (results_dir / SCENARIO_FILE).read_text(encoding="utf-8")
