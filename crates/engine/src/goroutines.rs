@@ -90,10 +90,10 @@
 //! Simplified: the validation workers share one turn (the node runs on one core at a
 //! time, see `slices.rs`); without `sysmon`, whoever runs after a preemption gets a turn
 //! of its own (a `runnext` goroutine that inherits a used-up turn would be preempted at
-//! `sysmon`'s next check, 20 µs on). The netpoll rule is that of a node with one P: with GOMAXPROCS > 1
-//! a P with nothing to run parks its thread in the blocking `netpoll`, which wakes
-//! readers at once even while another P runs goroutines; a node here runs on one core
-//! at a time.
+//! `sysmon`'s next check, 20 µs on). The netpoll rule is that of a node with one P:
+//! with GOMAXPROCS > 1 a P with nothing to run parks its thread in the blocking
+//! `netpoll`, which wakes readers at once even while another P runs goroutines; a node
+//! here runs on one core at a time.
 
 use std::collections::VecDeque;
 

@@ -517,7 +517,10 @@ impl Slices {
             rounds.push((now, now - p.sysmon_woke));
         }
         p.sysmon_sleep = sysmon.round(busy, syscall);
-        self.hosts[h].cores[k].since = now;
+        debug_assert_eq!(
+            self.hosts[h].cores[k].since, now,
+            "the core's time is counted"
+        );
         self.schedule(queue, h, k);
     }
 
@@ -792,7 +795,7 @@ impl Slices {
     /// its own, within two slices or a tick (`update_entity_lag`).
     fn keep_lag(&mut self, h: usize, node: u32, now: Time) {
         let v_avg = self.avg_vruntime(h, now);
-        let limit = (2 * self.kernel.slice).max(self.kernel.tick) as i64;
+        let limit = self.kernel.lag_limit();
         let p = &mut self.procs[node as usize];
         p.lag = (v_avg as i64 - p.vruntime as i64).clamp(-limit, limit);
         self.hosts[h].last_v = v_avg;
