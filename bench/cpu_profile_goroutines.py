@@ -33,7 +33,9 @@ interval (`resources.parquet`, as bench/cpu_calibration.py takes it), over the c
 that drives it, summed over the nodes of a run: RPCs (write syscalls, one per RPC: every
 RPC a node writes is one another node reads), copies validated (first deliveries, signed
 runs), forwards (payload copies queued for a peer, `traffic.parquet`), node-seconds,
-voluntary context switches, read syscalls.
+voluntary context switches, read syscalls. Last, each goroutine's share of its samples
+in a system call (the kernel's time under the syscall package's entry): where `sysmon`
+can find the node's P in one (`runtime/proc.go:retake`).
 
     .venv/bin/python bench/cpu_profile_goroutines.py RESULTS...
 """
@@ -142,6 +144,24 @@ def profile_goroutines(pprof: Path) -> dict[str, float]:
     return totals
 
 
+# A sample in a system call has the syscall package's entry on its stack (the kernel's
+# time under `RawSyscall6` counts in the thread's CPU time, which the profiler samples).
+SYSCALL_FRAME = "syscall.Syscall"
+
+
+def syscall_samples(folder: Path) -> dict[str, tuple[float, float]]:
+    """Per goroutine, its samples' milliseconds over a run's nodes: all, and in a system
+    call."""
+    out: dict[str, tuple[float, float]] = {}
+    for pprof in sorted((folder / "testbed").glob("node*/cpu.pprof")):
+        for ms, stack in traces(pprof):
+            name = goroutine(stack)
+            inside = ms if any(SYSCALL_FRAME in frame for frame in stack) else 0.0
+            total, in_calls = out.get(name, (0.0, 0.0))
+            out[name] = (total + ms, in_calls + inside)
+    return out
+
+
 def counts(folder: Path) -> dict[str, float]:
     """A run's counts over the measured interval, summed over its nodes."""
     rows, _ = measure(folder)
@@ -210,6 +230,19 @@ def main() -> None:
         )
         print("\npooled over the runs:")
         print(pooled)
+    _print_syscall_shares(args.results)
+
+
+def _print_syscall_shares(folders: list[Path]) -> None:
+    """Each goroutine's share of its samples in a system call, per run and pooled."""
+    runs = {folder.name: syscall_samples(folder) for folder in folders}
+    names = [n for n in NAMES if any(runs[r].get(n, (0.0, 0.0))[1] for r in runs)]
+    print("\nshare of the goroutine's samples in a system call (per run, then pooled):")
+    for name in names:
+        cells = [runs[r].get(name, (0.0, 0.0)) for r in runs]
+        per_run = "  ".join(f"{inside / total:.2f}" if total else "-" for total, inside in cells)
+        pooled = sum(i for _, i in cells) / sum(t for t, _ in cells)
+        print(f"  {name:<12} {per_run}  pooled {pooled:.2f}")
 
 
 if __name__ == "__main__":

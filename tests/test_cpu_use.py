@@ -97,6 +97,30 @@ def test_the_sysmon_threads_part_is_read_as_the_cpu_is() -> None:
     assert "sysmon_cores_all_nodes" not in (cpu_while_publishing(HAND_MADE, _publishes(0, S)) or {})
 
 
+def test_the_threads_blocks_are_read_as_the_cpu_is() -> None:
+    # Node 0's threads blocked 400 times in each second: 400 a second over 0.75 s - 1.75
+    # s; node 2's 100 times between its samples at the window's bounds. Node 1 left out.
+    rows = [
+        (node, t, cpu, None, None, None, blocks, None, None, None)
+        for node, t, cpu, blocks in [
+            (0, 0, 0.0, 0),
+            (0, 1 * S, 0.5, 400),
+            (0, 2 * S, 1.5, 800),
+            (1, 500 * MS, 0.2, 0),
+            (1, 1_500 * MS, 0.4, 7),
+            (2, 750 * MS, 1.0, 10),
+            (2, 1_750 * MS, 1.25, 110),
+        ]
+    ]
+    cpu = cpu_while_publishing(from_rows("resources", rows), _publishes(750 * MS, 1_750 * MS))
+    assert cpu is not None
+    assert cpu["voluntary_switches_per_s_all_nodes"] == pytest.approx(500)
+    assert "threads blocked 500 times a second" in (cpu_text({"cpu": cpu}) or "")
+    assert "voluntary_switches_per_s_all_nodes" not in (
+        cpu_while_publishing(HAND_MADE, _publishes(0, S)) or {}
+    )
+
+
 def test_no_cpu_section_without_samples_or_a_publishing_span() -> None:
     assert cpu_while_publishing(None, _publishes(0, S)) is None
     assert cpu_while_publishing(HAND_MADE, _publishes(S)) is None, "one publication: no span"
@@ -172,6 +196,24 @@ def test_the_same_scenario_writes_the_same_resources_bytes(tmp_path: Path) -> No
     assert files[0].read_bytes() == files[1].read_bytes()
 
 
+def test_the_model_counts_its_threads_switches_on_a_time_sliced_host(tmp_path: Path) -> None:
+    # The three nodes on one core, with sysmon: each round costs 10 µs, so a node's sysmon
+    # CPU is its rounds times that; every round ends in a sleep, a voluntary switch, and
+    # each node's working thread blocks at least once a message (it has nothing to run
+    # between them).
+    cpu = {**SCENARIO["cpu"], "nodes_per_host": 3, "sysmon": True, "per_sysmon_round": "10us"}
+    result = run(parse_scenario({**SCENARIO, "cpu": cpu}, tmp_path), tmp_path / "run")
+    resources = pl.read_parquet(result.out_dir / "resources.parquet").sort("node", "t_ns")
+    end = resources.filter(pl.col("t_ns") == 4 * S)
+    assert (end["sysmon_runs"] > 0).all()
+    assert end["sysmon_cpu_s"].to_list() == pytest.approx((end["sysmon_runs"] * 10e-6).to_list())
+    assert (end["voluntary_switches"] >= end["sysmon_runs"] + 3).all()
+    for column in ("voluntary_switches", "sysmon_runs"):
+        steps = resources.select(pl.col(column).diff().over("node").drop_nulls())
+        assert (steps[column] >= 0).all(), f"{column} is cumulative"
+    assert result.summary["cpu"]["sysmon_runs_per_s_all_nodes"] > 0
+
+
 def test_a_model_without_cpu_costs_writes_no_resources(tmp_path: Path) -> None:
     free = {key: value for key, value in SCENARIO.items() if key != "cpu"}
     result = run(parse_scenario(free, tmp_path), tmp_path / "run")
@@ -201,9 +243,22 @@ def test_the_crosscheck_compares_node_cpu_where_the_partner_samples_it() -> None
     speed = {r.metric: r for r in table_rows(model, gauged)}[MACHINE_SPEED_ROW]
     assert (speed.model, speed.partner, speed.unit) == (None, 166.6, "ns")
     assert MACHINE_SPEED_ROW not in {r.metric for r in table_rows(model, testbed)}
+    # The threads' counts have rows where both sides have them (the model has them on
+    # time-sliced hosts only).
+    counts = {"sysmon_runs_per_s_all_nodes": 100.0, "voluntary_switches_per_s_all_nodes": 150.0}
+    counted = {**base, "cpu": {"cores_all_nodes": 0.6, **counts}}
+    both = {
+        r.metric: r
+        for r in table_rows({**base, "cpu": {"cores_all_nodes": 0.5, **counts}}, counted)
+    }
+    assert both[SYSMON_ROW].partner == 100.0 and both[BLOCKS_ROW].model == 150.0
+    one_side = {r.metric for r in table_rows(model, counted)}
+    assert SYSMON_ROW not in one_side and BLOCKS_ROW not in one_side
 
 
 MACHINE_SPEED_ROW = "machine speed: ns per memory load (p50)"
+SYSMON_ROW = "sysmon runs per second while publishing"
+BLOCKS_ROW = "thread blocks per second while publishing"
 
 
 def test_a_testbed_run_s_machine_speed_is_one_line_and_a_model_run_has_none() -> None:

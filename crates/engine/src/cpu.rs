@@ -44,7 +44,7 @@
 //! stream per host, so the model's latency tails come from the costs themselves.
 
 use crate::config::{CpuConfig, Time};
-use crate::cpu_use::CpuUse;
+use crate::cpu_use::{CpuSamples, CpuUse};
 use crate::goroutines::{Goroutine, Waited, Wake};
 use crate::network::segments;
 use crate::queue::{Event, EventQueue};
@@ -163,6 +163,7 @@ impl Cpu {
                 cores,
                 kernel,
                 config.turn_costs(),
+                config.event_loop,
                 &config.record_waits,
             )
         });
@@ -511,6 +512,16 @@ impl Cpu {
             .as_mut()
             .expect("channels on time-sliced hosts only");
         slices.process(node).unblock(g);
+    }
+
+    /// Each node's cumulative CPU time at every whole second and at the end of the run
+    /// (`cpu_use.rs`), with its threads' switches on time-sliced hosts.
+    pub fn samples(&self) -> CpuSamples {
+        let mut samples = self.used.samples();
+        if let Some(slices) = &self.slices {
+            slices.add_switches(&mut samples, &self.used.sample_times());
+        }
+        samples
     }
 
     /// The waits recorded for the nodes in `cpu.record_waits` (their goroutines' for

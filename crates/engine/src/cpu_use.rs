@@ -37,6 +37,61 @@ pub struct CpuSamples {
     pub t_ns: Vec<i64>,
     /// CPU time used from the start of the run up to `t_ns`.
     pub cpu_ns: Vec<u64>,
+    /// On time-sliced hosts (`Switches`), up to `t_ns`: the node's threads' voluntary
+    /// context switches, and with `sysmon` its runs and their CPU time (part of
+    /// `cpu_ns`); else empty.
+    pub voluntary_switches: Vec<u64>,
+    pub sysmon_runs: Vec<u64>,
+    pub sysmon_ns: Vec<u64>,
+}
+
+/// A node's threads' switches on a time-sliced host, per whole second of simulated time,
+/// as the testbed reads a real node's from /proc (`voluntary_ctxt_switches` over its
+/// threads; `sysmon`'s `schedstat`, the times a CPU switched to it): its `sysmon`'s
+/// runs, and its threads' blocks, each a voluntary switch (the working thread with
+/// nothing to run, blocking in `netpoll`; `sysmon` sleeping after each round).
+#[derive(Default)]
+pub struct Switches {
+    /// `[sysmon runs, voluntary switches]` in second k.
+    per_second: Vec<[u32; 2]>,
+}
+
+impl Switches {
+    /// `sysmon` ran a round at `now`, and went to sleep after it.
+    pub fn sysmon_ran(&mut self, now: Time) {
+        let second = self.second(now);
+        second[0] += 1;
+        second[1] += 1;
+    }
+
+    /// The working thread blocked at `now`, with nothing to run.
+    pub fn worker_blocked(&mut self, now: Time) {
+        self.second(now)[1] += 1;
+    }
+
+    fn second(&mut self, now: Time) -> &mut [u32; 2] {
+        let k = (now / SECOND) as usize;
+        if k >= self.per_second.len() {
+            self.per_second.resize(k + 1, [0, 0]);
+        }
+        &mut self.per_second[k]
+    }
+
+    /// The cumulative `[sysmon runs, voluntary switches]` at each of `times`, the whole
+    /// seconds from 0 then perhaps the run's end, as `CpuUse::samples` takes them:
+    /// sample k adds second k - 1.
+    pub fn cumulative(&self, times: &[Time]) -> Vec<[u64; 2]> {
+        let mut total = [0u64; 2];
+        let mut out = Vec::with_capacity(times.len());
+        for k in 0..times.len() {
+            if let Some(second) = k.checked_sub(1).and_then(|s| self.per_second.get(s)) {
+                total[0] += u64::from(second[0]);
+                total[1] += u64::from(second[1]);
+            }
+            out.push(total);
+        }
+        out
+    }
 }
 
 impl CpuUse {
@@ -95,19 +150,27 @@ impl CpuUse {
         (self.from, self.until, self.row) = (from, (from + SECOND).min(self.end), row);
     }
 
-    /// Each node's cumulative CPU time at every whole second up to the end of the run
-    /// (k s for k = 0, 1, 2, ...), and at the end when that is not a whole second. The
-    /// sample at 0 (nothing used yet) lets a reader interpolate in the first second.
-    pub fn samples(&self) -> CpuSamples {
+    /// When `samples` samples: every whole second up to the end of the run, and the end
+    /// when that is not a whole second.
+    pub fn sample_times(&self) -> Vec<Time> {
         let mut times: Vec<Time> = (0..=self.end / SECOND).map(|k| k * SECOND).collect();
         if !self.end.is_multiple_of(SECOND) {
             times.push(self.end);
         }
+        times
+    }
+
+    /// Each node's cumulative CPU time at every whole second up to the end of the run
+    /// (k s for k = 0, 1, 2, ...), and at the end when that is not a whole second. The
+    /// sample at 0 (nothing used yet) lets a reader interpolate in the first second.
+    pub fn samples(&self) -> CpuSamples {
+        let times = self.sample_times();
         let rows = self.nodes * times.len();
         let mut out = CpuSamples {
             node: Vec::with_capacity(rows),
             t_ns: Vec::with_capacity(rows),
             cpu_ns: Vec::with_capacity(rows),
+            ..CpuSamples::default()
         };
         let seconds = self.busy.len() / self.nodes.max(1);
         for node in 0..self.nodes {

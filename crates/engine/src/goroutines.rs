@@ -31,9 +31,9 @@
 //! `sysmon.rs`) its rounds do this (`long_turn`, `request_preemption`); a goroutine in
 //! a system call at that moment has its P retaken instead, and finds the P gone when
 //! the call returns (`exitsyscall` → the global run queue): the model preempts it the
-//! same way (its read and write pieces are mostly Go code, decryption and framing, where
-//! `preemptone` stops it). Without `sysmon` the model ends a turn after 10 ms of the
-//! node's CPU.
+//! same way (it does not split a read or write piece into its system call and the Go
+//! code around it, decryption and framing, where `preemptone` stops it). Without
+//! `sysmon` the model ends a turn after 10 ms of the node's CPU.
 //!
 //! Go's netpoller decides when a reading goroutine that waits on the network (a peer's
 //! reader; with the event loop, the connection's `recvLoop`) becomes runnable again. A P
@@ -223,14 +223,6 @@ impl Goroutine {
             Goroutine::RecvLoop(_) => 7,
         }
     }
-
-    /// True if its work writes the connection, a system call: yamux's `sendLoop`, or a
-    /// peer's writer without the event loop (with it, the writer's pieces cost nothing
-    /// and are done at once). Reads are the pieces that arrive from the network
-    /// (`Process::arrive`).
-    fn writes_connection(self) -> bool {
-        matches!(self, Goroutine::SendLoop(_) | Goroutine::Writer(_))
-    }
 }
 
 /// A node's goroutines' waits in its run queue, when recorded (`cpu.record_waits`): from
@@ -387,6 +379,9 @@ pub struct Process {
     /// `sysmon` asked the running goroutine to stop (`preemptone`): it does as the node's
     /// thread next runs (`take_preemption`).
     preempt_requested: bool,
+    /// The connection's yamux `sendLoop` makes the write system calls, not the peer's
+    /// writer (`writes_in_send_loop`).
+    send_loop_writes: bool,
 }
 
 impl Process {
@@ -402,6 +397,25 @@ impl Process {
     /// after 10 ms of the node's CPU.
     pub fn end_turns_at_sysmon(&mut self) {
         self.sysmon_ends_turns = true;
+    }
+
+    /// With the event loop the connection's yamux `sendLoop` writes it: a peer's writer
+    /// hands its frames to the `sendLoop` (go-yamux `Stream.Write` → `sendMsg`, a send
+    /// on `sendCh`) and makes no system call of its own, so `sysmon` never finds it in
+    /// one (`in_syscall`). Without the event loop the writer writes the connection.
+    pub fn writes_in_send_loop(&mut self) {
+        self.send_loop_writes = true;
+    }
+
+    /// True if goroutine `id`'s work writes the connection, a system call: yamux's
+    /// `sendLoop`, or a peer's writer without it. Reads are the pieces that arrive from
+    /// the network (`arrive`).
+    fn writes_connection(&self, id: Goroutine) -> bool {
+        match id {
+            Goroutine::SendLoop(_) => true,
+            Goroutine::Writer(_) => !self.send_loop_writes,
+            _ => false,
+        }
     }
 
     /// `retake`'s check at a `sysmon` round at `now`, on a P that runs goroutines: true
@@ -487,7 +501,7 @@ impl Process {
     /// `id` has a piece of work of `cost`; `event` happens when it is done. If `id` was
     /// waiting (no work, not parked), `wake` says where it goes.
     pub fn push(&mut self, id: Goroutine, cost: Time, event: Event, wake: Wake) {
-        let piece = self.piece(cost, event, id.writes_connection());
+        let piece = self.piece(cost, event, self.writes_connection(id));
         self.push_piece(id, piece, wake);
     }
 
@@ -879,6 +893,36 @@ mod tests {
         assert_eq!(done(&mut p, 29), Some(v));
         p.push(writer, 10, c, Wake::Tail);
         assert_eq!(p.until_tick(), 14, "a new turn after the writer waited");
+    }
+
+    #[test]
+    fn with_the_event_loop_only_the_send_loop_is_in_a_system_call_while_it_writes() {
+        // go-yamux: a writer's `Stream.Write` hands its frame to the `sendLoop`
+        // (`sendMsg`, a send on `sendCh`); the `sendLoop` writes the connection, a
+        // system call (`session.go:sendLoop` → the secure conn's `Write`). Without the
+        // event loop the model's writer does the whole write. A piece is in its system
+        // call once it has begun, for `sysmon` (`retake`).
+        let costs = TurnCosts {
+            writer: 8,
+            ..TurnCosts::default()
+        };
+        for event_loop in [true, false] {
+            let mut p = Process::new(costs);
+            if event_loop {
+                p.writes_in_send_loop();
+            }
+            let writer = Goroutine::Writer(3);
+            p.push(writer, 0, Event::Encoded { link: 3 }, Wake::Tail);
+            assert_eq!(p.in_syscall(), None, "not begun");
+            assert_eq!(p.run_for(4), None);
+            assert_eq!(p.in_syscall().is_some(), !event_loop, "the writer, halfway");
+            assert_eq!(p.run_for(4), Some(Event::Encoded { link: 3 }));
+            p.settle();
+            let send_loop = Goroutine::SendLoop(3);
+            p.push(send_loop, 10, Event::SendLoopDone { link: 3 }, Wake::Tail);
+            assert_eq!(p.run_for(5), None);
+            assert!(p.in_syscall().is_some(), "the sendLoop, halfway");
+        }
     }
 
     #[test]

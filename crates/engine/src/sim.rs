@@ -130,10 +130,11 @@ impl Simulation {
     }
 
     /// Each node's cumulative CPU time at every whole second and at the end of the run
-    /// (`cpu_use.rs`); None when the scenario charges no CPU.
+    /// (`cpu_use.rs`), with its threads' switches on time-sliced hosts; None when the
+    /// scenario charges no CPU.
     pub fn cpu_samples(&self) -> Option<CpuSamples> {
         let charges = self.cpu.costs.charges() || self.cpu_per_message.iter().any(|&c| c > 0);
-        charges.then(|| self.cpu.used.samples())
+        charges.then(|| self.cpu.samples())
     }
 
     /// The waits recorded for the nodes in `cpu.record_waits`: their goroutines' for

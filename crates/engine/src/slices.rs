@@ -61,7 +61,7 @@
 use std::collections::VecDeque;
 
 use crate::config::Time;
-use crate::cpu_use::CpuUse;
+use crate::cpu_use::{CpuSamples, CpuUse, Switches};
 use crate::goroutines::{Goroutine, Process, TurnCosts, Waited, Wake, NODE_THREAD, SYSMON_THREAD};
 use crate::group::Group;
 use crate::queue::{Event, EventQueue};
@@ -107,6 +107,8 @@ struct Node {
     /// `sysmon` woke behind the working thread at an instant its core's tick was due:
     /// it preempts the working thread once the tick's event is carried out.
     sysmon_preempts: bool,
+    /// Its threads' switches, per second (the `resources` table).
+    switches: Switches,
 }
 
 /// A recorded wait of a node for a core: when it ended (the node ran), how long it was,
@@ -202,14 +204,16 @@ pub struct Slices {
 }
 
 impl Slices {
-    /// Hosts for `nodes` nodes, whose goroutines' turns cost `turn_costs`; the nodes in
-    /// `record_waits` record their goroutines' run-queue waits.
+    /// Hosts for `nodes` nodes, whose goroutines' turns cost `turn_costs`, with pubsub's
+    /// event loop and yamux's goroutines if `event_loop`; the nodes in `record_waits`
+    /// record their goroutines' run-queue waits.
     pub fn new(
         nodes: u32,
         nodes_per_host: u32,
         cores: u32,
         kernel: Kernel,
         turn_costs: TurnCosts,
+        event_loop: bool,
         record_waits: &[u32],
     ) -> Self {
         let sysmon = kernel.sysmon.then(Sysmon::default);
@@ -237,6 +241,9 @@ impl Slices {
                     let mut process = Process::new(turn_costs);
                     if sysmon.is_some() {
                         process.end_turns_at_sysmon();
+                    }
+                    if event_loop {
+                        process.writes_in_send_loop();
                     }
                     let record = record_waits.contains(&node);
                     if record {
@@ -272,6 +279,21 @@ impl Slices {
             Goroutine::RecvLoop(_) => true,
             Goroutine::Reader(_) => !self.handing_off(node),
             _ => false,
+        }
+    }
+
+    /// Each node's threads' switches at the sample `times` (`CpuUse::sample_times`),
+    /// into `samples`, whose rows run by node then time: its voluntary switches, and
+    /// with `sysmon` its runs and their CPU time.
+    pub fn add_switches(&self, samples: &mut CpuSamples, times: &[Time]) {
+        for p in &self.procs {
+            for [runs, voluntary] in p.switches.cumulative(times) {
+                samples.voluntary_switches.push(voluntary);
+                if self.kernel.sysmon {
+                    samples.sysmon_runs.push(runs);
+                    samples.sysmon_ns.push(runs * self.kernel.sysmon_round);
+                }
+            }
         }
     }
 
@@ -507,6 +529,7 @@ impl Slices {
         let p = &mut self.procs[node as usize];
         p.sysmon_on_core = true;
         p.sysmon_preempts = false;
+        p.switches.sysmon_ran(now);
         let busy = p.process.has_work();
         if busy && p.process.long_turn(now) {
             p.process.request_preemption();
@@ -725,6 +748,9 @@ impl Slices {
         process.settle();
         process.idle_poll();
         let has_work = process.has_work();
+        if !has_work {
+            p.switches.worker_blocked(now);
+        }
         let sysmon_preempts = std::mem::take(&mut p.sysmon_preempts);
         if has_work && now < c.noticed_at {
             if sysmon_preempts {

@@ -265,3 +265,31 @@ fn shared_cores_run_to_the_end_across_slices_rounds_and_costs() {
         }
     }
 }
+
+#[test]
+fn the_resources_count_each_sysmon_round_and_each_block_of_the_working_thread() {
+    // The timeline of the first test: each leaf's sysmon runs two rounds (the first
+    // after the system call that woke it, the second finding the node idle), each a
+    // sleep after it, and each leaf's working thread blocks once, when its copy is
+    // validated (leaf 1 at 115 ms, leaf 2 at 120). All of it falls in the run's first
+    // second: the samples at 1 s and 2 s hold it, the one at 0 nothing.
+    let sim = sharing_a_core(2, 100 * MS, 5 * MS, 0);
+    let samples = sim.cpu_samples().expect("the run charges CPU");
+    for leaf in [1, 2] {
+        let rows: Vec<usize> = (0..samples.node.len())
+            .filter(|&i| samples.node[i] == leaf)
+            .collect();
+        let at = |column: &[u64]| rows.iter().map(|&i| column[i]).collect::<Vec<u64>>();
+        assert_eq!(at(&samples.sysmon_runs), vec![0, 2, 2], "leaf {leaf}");
+        assert_eq!(
+            at(&samples.sysmon_ns),
+            vec![0, 20 * US, 20 * US],
+            "leaf {leaf}"
+        );
+        assert_eq!(
+            at(&samples.voluntary_switches),
+            vec![0, 3, 3],
+            "leaf {leaf}"
+        );
+    }
+}

@@ -226,6 +226,17 @@ impl Engine {
                 "cpu_ns",
                 PyBytes::new(py, &to_le(&c.cpu_ns, u64::to_le_bytes)),
             )?;
+            // On time-sliced hosts the threads' switches, and sysmon's runs with it.
+            let counted = [
+                ("voluntary_switches", &c.voluntary_switches),
+                ("sysmon_runs", &c.sysmon_runs),
+                ("sysmon_ns", &c.sysmon_ns),
+            ];
+            for (name, column) in counted {
+                if !column.is_empty() {
+                    d.set_item(name, PyBytes::new(py, &to_le(column, u64::to_le_bytes)))?;
+                }
+            }
             tables.set_item("resources", d)?;
         }
         if let Some(rows) = self.sim.partial_rows() {

@@ -74,7 +74,7 @@ def cpu_while_publishing(
         "cores_per_node_mean": float(cores.mean()),  # type: ignore[arg-type]
         "cores_per_node_max": float(cores.max()),  # type: ignore[arg-type]
     }
-    # Of it, what Go's sysmon threads ran (real nodes; the model's table has none).
+    # Of it, what Go's sysmon threads ran (real nodes, and the model's with [cpu] sysmon).
     if _recorded(resources, "sysmon_cpu_s"):
         sysmon = cores_per_node(resources, start, end, "sysmon_cpu_s")
         if not sysmon.is_empty():
@@ -85,12 +85,17 @@ def cpu_while_publishing(
         found["sysmon_runs_per_s_all_nodes"] = runs
         if runs > 0:
             found["sysmon_us_per_run"] = found["sysmon_cores_all_nodes"] / runs * 1e6
+    # How often the nodes' threads blocked: a working thread with nothing to run, a sysmon
+    # going to sleep (real nodes, and the model's on time-sliced hosts).
+    if _recorded(resources, "voluntary_switches"):
+        blocks = cores_per_node(resources, start, end, "voluntary_switches")
+        found["voluntary_switches_per_s_all_nodes"] = float(blocks.sum())
     return found
 
 
 def _recorded(resources: pl.DataFrame, column: str) -> bool:
-    """True if the table has `column` with some value (older runs lack it; the model's
-    rows leave it null)."""
+    """True if the table has `column` with some value (older runs lack it; the model
+    leaves the counts null on hosts that are not time-sliced)."""
     return column in resources.columns and not resources[column].is_null().all()
 
 
@@ -119,6 +124,9 @@ def cpu_text(summary: Mapping[str, Any]) -> str | None:
     if cpu.get("sysmon_us_per_run") is not None:
         runs = cpu["sysmon_runs_per_s_all_nodes"]
         text += f" ({runs:,.0f} runs a second, {cpu['sysmon_us_per_run']:.1f} µs each)"
+    if cpu.get("voluntary_switches_per_s_all_nodes") is not None:
+        blocks = cpu["voluntary_switches_per_s_all_nodes"]
+        text += f"; threads blocked {blocks:,.0f} times a second"
     return text
 
 
