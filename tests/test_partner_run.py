@@ -108,6 +108,26 @@ def test_the_crosscheck_copies_the_partner_run_and_compares_it(tmp_path: Path) -
         )
 
 
+def test_an_earlier_partner_run_s_cpu_is_read_again_as_the_model_s(tmp_path: Path) -> None:
+    # A partner run whose summary an earlier version wrote, without the threads' blocks
+    # (its resources table has them): the crosscheck reads its CPU section again from
+    # the table, so both sides have the row. The partner folder itself is left as it was.
+    shared = SCENARIO + '[cpu]\nper_copy = "50us"\nnodes_per_host = 4\n'
+    folder = _as_testbed_run(tmp_path, shared, "real")
+    summary = json.loads((folder / "summary.json").read_text())
+    del summary["cpu"]["voluntary_switches_per_s_all_nodes"]
+    (folder / "summary.json").write_text(json.dumps(summary))
+    scenario = _write(tmp_path, "shared.toml", shared)
+    result = run_crosscheck(scenario, tmp_path / "xc", partner_runs=[folder])
+    blocks = {r.metric: r for r in result.rows}["thread blocks per second while publishing"]
+    assert blocks.model is not None and blocks.model == pytest.approx(blocks.partner)
+    adopted = json.loads((tmp_path / "xc" / "testbed" / "summary.json").read_text())
+    assert adopted["cpu"]["voluntary_switches_per_s_all_nodes"] == pytest.approx(blocks.partner)
+    assert "voluntary_switches_per_s_all_nodes" not in json.loads(
+        (folder / "summary.json").read_text()
+    )["cpu"]
+
+
 def _set_receipt_p50(folder: Path, p50: float) -> None:
     """Give a run's summary another per-receipt latency p50, as a second real run would."""
     summary = json.loads((folder / "summary.json").read_text())

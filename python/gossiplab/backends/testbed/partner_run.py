@@ -18,7 +18,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from gossiplab.analysis.results import SUMMARY_FILE, load_results
+from gossiplab.analysis.cpu_use import cpu_while_publishing
+from gossiplab.analysis.results import SUMMARY_FILE, load_results, write_summary
 from gossiplab.errors import GossiplabError
 from gossiplab.scenario import Scenario, scenario_to_toml
 
@@ -73,9 +74,16 @@ def check_partner_run(folder: Path, expected: Scenario, partner: str) -> None:
 
 
 def adopt(folder: Path, destination: Path) -> dict[str, Any]:
-    """Copy the partner run into the crosscheck's folder; its summary."""
+    """Copy the partner run into the crosscheck's folder; its summary, whose CPU section
+    is read again from its tables as the model's is (a run made by an earlier version
+    lacks what later versions read from the same samples, such as its threads' blocks)."""
     shutil.copytree(folder, destination)
     summary: dict[str, Any] = json.loads((destination / SUMMARY_FILE).read_text("utf-8"))
+    tables, _, _ = load_results(destination)
+    cpu = cpu_while_publishing(tables.resources, tables.publishes)
+    if cpu is not None and cpu != summary.get("cpu"):
+        summary["cpu"] = cpu
+        write_summary(destination, summary)
     return summary
 
 
