@@ -123,9 +123,10 @@ def test_an_earlier_partner_run_s_cpu_is_read_again_as_the_model_s(tmp_path: Pat
     assert blocks.model is not None and blocks.model == pytest.approx(blocks.partner)
     adopted = json.loads((tmp_path / "xc" / "testbed" / "summary.json").read_text())
     assert adopted["cpu"]["voluntary_switches_per_s_all_nodes"] == pytest.approx(blocks.partner)
-    assert "voluntary_switches_per_s_all_nodes" not in json.loads(
-        (folder / "summary.json").read_text()
-    )["cpu"]
+    assert (
+        "voluntary_switches_per_s_all_nodes"
+        not in json.loads((folder / "summary.json").read_text())["cpu"]
+    )
 
 
 def _set_receipt_p50(folder: Path, p50: float) -> None:
