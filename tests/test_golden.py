@@ -125,7 +125,7 @@ GOLDEN = {
     "gossipsub-2.0-loss": "95a66d9536f5600068dc1037e76d87a04bf5ec27bebf4675c9101287027c4ea0",
     "cpu-own-cores": "7c70ab86613c4bf9f7fcb313d10e3c6814c477280250091f78fb5e1670c5e09a",
     "cpu-shared-hosts": "20cb86c5f415ece3a7d994f64dce934855a7bcdfb58356c9783b79c1733bd27d",
-    "cpu-event-loop": "0329d69cbfa10b51ca69e5dc8fecde406f8ad5c43412c3172565410fcf0c6cd2",
+    "cpu-event-loop": "b1b18762f2ab1d07811026a0fa26240f145f110ad145f04b1892c8d651bf9255",
 }
 
 

@@ -96,6 +96,9 @@ pub struct CpuConfig {
     pub per_sysmon_round_ns: Time,
     /// The event loop's work per RPC (`pubsub.go:handleIncomingRPC`).
     pub per_rpc_loop_ns: Time,
+    /// The application's work per message it reads from its subscription, in its own
+    /// goroutine, with the event loop (`subscription.rs`).
+    pub per_app_message_ns: Time,
     /// The event loop's work per message it delivers and forwards
     /// (`pubsub.go:publishMessage`), besides `per_forward_loop_ns`.
     pub per_publish_loop_ns: Time,
@@ -142,6 +145,7 @@ impl CpuConfig {
             self.per_rpc_loop_ns,
             self.per_publish_loop_ns,
             self.per_forward_loop_ns,
+            self.per_app_message_ns,
             self.per_reader_turn_ns,
             self.per_writer_turn_ns,
             self.per_validator_turn_ns,
@@ -205,6 +209,7 @@ impl Default for CpuConfig {
             sysmon: false,
             per_sysmon_round_ns: 0,
             per_rpc_loop_ns: 0,
+            per_app_message_ns: 0,
             per_publish_loop_ns: 0,
             per_forward_loop_ns: 0,
             per_reader_turn_ns: 0,

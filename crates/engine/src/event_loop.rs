@@ -56,6 +56,7 @@ use crate::queue::Event;
 use crate::rng::Rng;
 use crate::sim::Simulation;
 use crate::stream_window::{StreamWindow, INITIAL_STREAM_WINDOW};
+use crate::subscription::Subscription;
 use crate::transport::{ParkedUpdate, Put, WINDOW_UPDATE};
 use crate::wire::WireSizes;
 
@@ -107,6 +108,8 @@ pub struct NodeLoop {
     /// with the duplicates that came meanwhile: (link, arrived as a receipt), counted
     /// when the message is published.
     marked: FxHashMap<u32, SmallVec<[(u32, bool); 4]>>,
+    /// The application's subscription (`subscription.rs`).
+    pub app: Subscription,
 }
 
 impl NodeLoop {
@@ -117,6 +120,7 @@ impl NodeLoop {
             busy: false,
             rng: Rng::for_stream(seed, "event_loop", u64::from(node)),
             marked: FxHashMap::default(),
+            app: Subscription::default(),
         }
     }
 

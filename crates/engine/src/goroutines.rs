@@ -139,6 +139,9 @@ pub enum Goroutine {
     /// event loop: reads and decrypts what arrives and hands each RPC's data to the
     /// link's reader (`Event::Demuxed`).
     RecvLoop(u32),
+    /// The application reading its subscription (`Subscription.Next`), with the event
+    /// loop (`subscription.rs`).
+    App,
 }
 
 /// CPU a goroutine of each kind spends once per turn (each time the scheduler runs it
@@ -169,13 +172,15 @@ impl TurnCosts {
             0,
             0,
             self.recv_loop,
+            0,
+            0,
         ];
         by_kind[id.kind() as usize]
     }
 }
 
 /// The names of the goroutine kinds, by `Goroutine::kind`.
-pub const KIND_NAMES: [&str; 9] = [
+pub const KIND_NAMES: [&str; 10] = [
     "reader",
     "writer",
     "validator",
@@ -185,6 +190,7 @@ pub const KIND_NAMES: [&str; 9] = [
     "node thread",
     "yamux recvLoop",
     "sysmon",
+    "application",
 ];
 
 /// A recorded wait of a node's goroutine for its P, or of the node for a core: the
@@ -221,6 +227,7 @@ impl Goroutine {
             Goroutine::SendLoop(_) => 4,
             Goroutine::Publisher => 5,
             Goroutine::RecvLoop(_) => 7,
+            Goroutine::App => 9,
         }
     }
 }

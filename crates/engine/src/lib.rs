@@ -44,6 +44,7 @@ pub mod sim;
 pub mod slices;
 mod split;
 pub mod stream_window;
+mod subscription;
 mod sysmon;
 mod topics;
 pub mod transport;

@@ -96,6 +96,9 @@ pub enum Event {
     Demuxed { link: u32, rpc: u32 },
     /// `node`'s Go runtime `sysmon` thread's sleep ends (`sysmon.rs`, `slices.rs`).
     SysmonWake { node: u32 },
+    /// `node`'s application is done with a message from its subscription (CPU,
+    /// `subscription.rs`).
+    AppRead { node: u32 },
 }
 
 impl Event {
@@ -128,6 +131,7 @@ impl Event {
             Event::SendLoopDone { .. } => 21,
             Event::Demuxed { .. } => 22,
             Event::SysmonWake { .. } => 23,
+            Event::AppRead { .. } => 24,
         }
     }
 }

@@ -399,6 +399,8 @@ impl Simulation {
         if self.partial.is_some() {
             self.partial_full_delivered(node, msg, hop);
         }
+        // pubsub.go:publishMessage: the subscriptions get it before the router forwards.
+        self.notify_app(node, sender);
         let delay = self.nodes[node as usize]
             .misbehaviour
             .as_ref()
@@ -502,6 +504,11 @@ impl Simulation {
         self.nodes[publisher as usize].seen.insert(msg, seen);
         if self.partial.is_some() && !self.partial_publish(publisher, msg) {
             return; // partial messages only: no full message without full_fallback
+        }
+        // A publisher that subscribed gets its own message too (`publishMessage`).
+        let topic = self.messages[msg as usize].topic;
+        if self.nodes[publisher as usize].is_subscribed(topic) {
+            self.notify_app(publisher, publisher);
         }
         self.with_router(publisher, |router, cx| {
             // go (since v0.14.0, `topic.go:validate`) sends IDONTWANT for its own large

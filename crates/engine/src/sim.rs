@@ -190,6 +190,7 @@ impl Simulation {
             Event::Read { link, rpc } => self.hand_to_loop(link, rpc),
             Event::Demuxed { link, rpc } => self.read_stream(link, rpc),
             Event::SysmonWake { node } => self.cpu.sysmon_wake(&mut self.queue, node),
+            Event::AppRead { node } => self.app_read(node),
             Event::WindowUpdate { link, delta } => self.window_update(link, u64::from(delta)),
             Event::LoopValidated {
                 node,

@@ -560,3 +560,52 @@ fn a_reader_whose_update_finds_send_ch_full_parks_behind_the_writer() {
         "read as it comes again"
     );
 }
+
+/// Copies lost at a (node, peer): how many.
+type Lost = ((u32, u32), u64);
+
+/// Undeliverable copies at each (node, peer), and node 1's deliveries, for `count`
+/// messages `gap` apart from node 0 to node 1 whose application takes `per_app` per
+/// message; node 0 leaves the topic before it publishes (a fanout publisher: no
+/// subscription of its own).
+fn undeliverable(count: u32, gap: u64, per_app: u64) -> (Vec<Lost>, usize) {
+    let costs = json!({"cpu": {
+        "nodes_per_host": 2, "cores": 1, "time_slice_ns": 100 * MS,
+        "per_rpc_received_ns": 10 * US, "per_rpc_loop_ns": 100 * US,
+        "event_loop": true, "per_app_message_ns": per_app,
+    }});
+    let leaves = json!({"subscription_changes": [
+        {"node": 0, "topic": 0, "at_ns": 50 * MS, "subscribe": false}
+    ]});
+    let c = config(2, "floodsub", 10 * MS, 2 * S, 1, merged(costs, leaves));
+    let mut sim = Simulation::new(&c, &[(0, 1)], &messages(0, 100 * MS, gap, count, 100)).unwrap();
+    sim.run();
+    let mut drops: Vec<Lost> = sim
+        .output()
+        .drops
+        .iter()
+        .filter(|(key, _)| key.reason == "undeliverable")
+        .map(|(key, &n)| ((key.node, key.peer), n))
+        .collect();
+    drops.sort_unstable();
+    (drops, sorted_delivery_times(&sim).len())
+}
+
+#[test]
+fn a_busy_application_holds_one_message_buffers_thirty_two_and_loses_the_rest() {
+    // pubsub.go:notifySubs sends each delivered message on the subscription's channel of
+    // 32 without blocking. Node 1's application takes 1 s a message (longer than the
+    // run's publishing): it holds the first while 32 wait in the buffer, and the other
+    // 60 - 33 = 27 are dropped as undeliverable, from node 0. Node 1 gets all 60 all the
+    // same: the message is delivered (the tracer's DeliverMessage) before the send.
+    let (drops, delivered) = undeliverable(60, US, S);
+    assert_eq!(drops, vec![((1, 0), 27)]);
+    assert_eq!(delivered, 60);
+    // An application that only reads runs whenever the loop waits for the next RPC
+    // (readied into the loop's `runnext`): with RPCs 1 ms apart, after each; nothing is
+    // lost.
+    assert_eq!(undeliverable(60, MS, 0), (vec![], 60));
+    // But the loop takes RPCs from a non-empty channel without waiting, and the
+    // application waits in the run queue meanwhile: a burst loses copies even so.
+    assert!(!undeliverable(60, US, 0).0.is_empty());
+}

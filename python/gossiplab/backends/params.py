@@ -108,6 +108,7 @@ def engine_cpu(given: CpuConfig) -> dict[str, Any]:
         "per_rpc_loop_ns": cpu.per_rpc_loop,
         "per_publish_loop_ns": cpu.per_publish_loop,
         "per_forward_loop_ns": cpu.per_forward_loop,
+        "per_app_message_ns": cpu.per_app_message,
         **{f"{name}_ns": getattr(cpu, name) for name in TURN_FIELDS},
         "record_waits": list(cpu.record_waits),
     }

@@ -134,11 +134,17 @@ TURN_FIELDS = {
 }
 
 # The costs of goroutines the model has only with the event loop (pubsub's loop, yamux's
-# sendLoop and recvLoop).
-EVENT_LOOP_FIELDS = (*LOOP_FIELDS, "per_loop_turn", "per_send_loop_turn", "per_recv_loop_turn")
+# sendLoop and recvLoop, the application reading its subscription).
+EVENT_LOOP_FIELDS = (
+    *LOOP_FIELDS,
+    "per_loop_turn",
+    "per_send_loop_turn",
+    "per_recv_loop_turn",
+    "per_app_message",
+)
 
 # Every cost of the section, in ns: what `speed` divides.
-EVERY_COST = (*COST_FIELDS, *LOOP_FIELDS, *TURN_FIELDS, "per_sysmon_round")
+EVERY_COST = (*COST_FIELDS, *LOOP_FIELDS, *TURN_FIELDS, "per_sysmon_round", "per_app_message")
 
 
 class CpuConfig(Section):
@@ -208,6 +214,11 @@ class CpuConfig(Section):
     per_publish_loop: Duration = 0
     # The event loop's work per peer it forwards a message to (gossipsub.go:sendRPC).
     per_forward_loop: Duration = 0
+    # The application's work per message it reads from its subscription, in its own
+    # goroutine (constant). go-libp2p-pubsub keeps 32 messages for a subscription whose
+    # application is busy and drops the next as undeliverable (crates/engine/src/
+    # subscription.rs). 0: the application only reads them, as the testbed's does.
+    per_app_message: Duration = 0
     # Each turn of a goroutine (each time Go's scheduler runs it after it waited),
     # whatever it then does: the switch, its state back into the caches. Shared by the
     # items it takes in that turn, so a busy goroutine pays less per item. Time-sliced
