@@ -89,6 +89,8 @@ ROLES = (
     ("writer", "handleSendingMessages", ""),
     ("yamux recvLoop", "recvLoop", "yamux"),
     ("yamux sendLoop", "sendLoop", "yamux"),
+    # The testbed's application reading its subscription (gossipnode's Node.subscribe).
+    ("application", "subscribe", "gossipnode"),
     ("GC", "gcBgMarkWorker", ""),
 )
 ROLE_ORDER = [role for role, _, _ in ROLES] + ["other"]
