@@ -74,15 +74,18 @@ def check_partner_run(folder: Path, expected: Scenario, partner: str) -> None:
 
 
 def adopt(folder: Path, destination: Path) -> dict[str, Any]:
-    """Copy the partner run into the crosscheck's folder; its summary, whose CPU section
-    is read again from its tables as the model's is (a run made by an earlier version
-    lacks what later versions read from the same samples, such as its threads' blocks)."""
+    """Copy the partner run into the crosscheck's folder; its summary, with the CPU
+    figures it lacks read from its tables as the model's are (a run made by an earlier
+    version lacks what later versions read from the same samples, such as its threads'
+    blocks); the figures it has are kept as they are."""
     shutil.copytree(folder, destination)
     summary: dict[str, Any] = json.loads((destination / SUMMARY_FILE).read_text("utf-8"))
     tables, _, _ = load_results(destination)
-    cpu = cpu_while_publishing(tables.resources, tables.publishes)
-    if cpu is not None and cpu != summary.get("cpu"):
-        summary["cpu"] = cpu
+    cpu = cpu_while_publishing(tables.resources, tables.publishes) or {}
+    kept = summary.get("cpu") or {}
+    missing = {key: value for key, value in cpu.items() if key not in kept}
+    if missing:
+        summary["cpu"] = {**kept, **missing}
         write_summary(destination, summary)
     return summary
 
