@@ -24,7 +24,7 @@ import polars as pl
 sys.path.insert(0, str(Path(__file__).parent))
 from kernel_eevdf import _classes
 
-from gossiplab.analysis.cpu_use import cpu_at
+from gossiplab.analysis.cpu_use import per_second_by_node
 
 COLUMNS = {"cpu_s": "cores", "sysmon_runs": "sysmon runs", "voluntary_switches": "blocks"}
 
@@ -37,10 +37,7 @@ def per_node(run: Path) -> pl.DataFrame:
     table = pl.DataFrame({"node": sorted(resources["node"].unique().to_list())})
     for column in COLUMNS:
         # A node without samples of the column around both bounds has none (null).
-        at_start, at_end = cpu_at(resources, start, column), cpu_at(resources, end, column)
-        per_s = at_start.join(at_end, on="node", suffix="_end").select(
-            "node", ((pl.col("cpu_s_end") - pl.col("cpu_s")) / ((end - start) / 1e9)).alias(column)
-        )
+        per_s = per_second_by_node(resources, start, end, column)
         table = table.join(per_s, on="node", how="left")
     return table
 

@@ -52,16 +52,14 @@ pub struct CpuSamples {
 /// nothing to run, blocking in `netpoll`; `sysmon` sleeping after each round).
 #[derive(Default)]
 pub struct Switches {
-    /// `[sysmon runs, voluntary switches]` in second k.
+    /// `[sysmon runs, the working thread's blocks]` in second k.
     per_second: Vec<[u32; 2]>,
 }
 
 impl Switches {
-    /// `sysmon` ran a round at `now`, and went to sleep after it.
+    /// `sysmon` ran a round at `now` (and went to sleep after it).
     pub fn sysmon_ran(&mut self, now: Time) {
-        let second = self.second(now);
-        second[0] += 1;
-        second[1] += 1;
+        self.second(now)[0] += 1;
     }
 
     /// The working thread blocked at `now`, with nothing to run.
@@ -77,9 +75,9 @@ impl Switches {
         &mut self.per_second[k]
     }
 
-    /// The cumulative `[sysmon runs, voluntary switches]` at each of `times`, the whole
-    /// seconds from 0 then perhaps the run's end, as `CpuUse::samples` takes them:
-    /// sample k adds second k - 1.
+    /// The cumulative `[sysmon runs, the working thread's blocks]` at each of `times`,
+    /// the whole seconds from 0 then perhaps the run's end, as `CpuUse::samples` takes
+    /// them: sample k adds second k - 1.
     pub fn cumulative(&self, times: &[Time]) -> Vec<[u64; 2]> {
         let mut total = [0u64; 2];
         let mut out = Vec::with_capacity(times.len());

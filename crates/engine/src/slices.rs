@@ -283,12 +283,13 @@ impl Slices {
     }
 
     /// Each node's threads' switches at the sample `times` (`CpuUse::sample_times`),
-    /// into `samples`, whose rows run by node then time: its voluntary switches, and
-    /// with `sysmon` its runs and their CPU time.
+    /// into `samples`, whose rows run by node then time: its voluntary switches (the
+    /// working thread's blocks, and `sysmon`'s sleep after each round), and with
+    /// `sysmon` its runs and their CPU time.
     pub fn add_switches(&self, samples: &mut CpuSamples, times: &[Time]) {
         for p in &self.procs {
-            for [runs, voluntary] in p.switches.cumulative(times) {
-                samples.voluntary_switches.push(voluntary);
+            for [runs, blocks] in p.switches.cumulative(times) {
+                samples.voluntary_switches.push(runs + blocks);
                 if self.kernel.sysmon {
                     samples.sysmon_runs.push(runs);
                     samples.sysmon_ns.push(runs * self.kernel.sysmon_round);

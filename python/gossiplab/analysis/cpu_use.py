@@ -104,9 +104,19 @@ def cores_per_node(
 ) -> pl.Series:
     """Each node's cores from `start` to `end` (its cumulative seconds of `column` at
     both, `cpu_at`, over the span's seconds); nodes without both left out."""
+    return per_second_by_node(resources, start, end, column)[column]
+
+
+def per_second_by_node(
+    resources: pl.DataFrame, start: int, end: int, column: str = "cpu_s"
+) -> pl.DataFrame:
+    """Each node's cumulative `column` from `start` to `end` over the span's seconds
+    (columns node and `column`): cores for CPU seconds, a rate for a count; nodes without
+    samples of it around both bounds left out."""
     at_start, at_end = cpu_at(resources, start, column), cpu_at(resources, end, column)
     used = at_start.join(at_end, on="node", suffix="_end")
-    return (used["cpu_s_end"] - used["cpu_s"]) / ((end - start) / NS_PER_S)
+    rate = (pl.col("cpu_s_end") - pl.col("cpu_s")) / ((end - start) / NS_PER_S)
+    return used.select("node", rate.alias(column))
 
 
 def cpu_text(summary: Mapping[str, Any]) -> str | None:

@@ -18,8 +18,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import polars as pl
+
 from gossiplab.analysis.cpu_use import cpu_while_publishing
-from gossiplab.analysis.results import SUMMARY_FILE, load_results, write_summary
+from gossiplab.analysis.results import (
+    SUMMARY_FILE,
+    load_results,
+    table_file,
+    with_later_columns,
+    write_summary,
+)
 from gossiplab.errors import GossiplabError
 from gossiplab.scenario import Scenario, scenario_to_toml
 
@@ -80,14 +88,24 @@ def adopt(folder: Path, destination: Path) -> dict[str, Any]:
     blocks); the figures it has are kept as they are."""
     shutil.copytree(folder, destination)
     summary: dict[str, Any] = json.loads((destination / SUMMARY_FILE).read_text("utf-8"))
-    tables, _, _ = load_results(destination)
-    cpu = cpu_while_publishing(tables.resources, tables.publishes) or {}
+    cpu = _cpu_from_tables(destination)
     kept = summary.get("cpu") or {}
     missing = {key: value for key, value in cpu.items() if key not in kept}
     if missing:
         summary["cpu"] = {**kept, **missing}
         write_summary(destination, summary)
     return summary
+
+
+def _cpu_from_tables(folder: Path) -> dict[str, Any]:
+    """A run's CPU section read from its resources and publishes tables alone; empty
+    without resources (simnet writes none)."""
+    resources = folder / table_file("resources")
+    if not resources.is_file():
+        return {}
+    samples = with_later_columns(pl.read_parquet(resources), "resources")
+    publishes = pl.read_parquet(folder / table_file("publishes"))
+    return cpu_while_publishing(samples, publishes) or {}
 
 
 def prepare_folder(out: Path, force: bool, resume: bool, partner_runs: Sequence[Path]) -> None:
