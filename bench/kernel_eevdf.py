@@ -28,6 +28,10 @@ rest), per node and second:
   its own group (sysmon, whose wake-up makes the kernel pick again at the root, or a
   working thread), a thread of another group (idle, or queued already), or no node's
   thread (the tick ending a slice, or a kernel thread);
+- the switches between two threads of one node that leave the first runnable (involuntary
+  in /proc's count while the node keeps the CPU): a working thread for its own sysmon, a
+  working thread for another (Go's threads other than the one holding the P), sysmon for
+  a working thread;
 - the part of the nodes' time on the CPU that their sysmon threads ran;
 - working visits (a working thread ran in them): the working threads' time on the CPU in
   each, and the gap from the group's last working visit's end to the start of this one;
@@ -204,6 +208,7 @@ def read(rec: Recording) -> Values:
         kind = int(row[1])
         if kind == SWITCH:
             _preemption_cause(rec, row, woke, out)
+            _switch_inside_group(rec, row, out)
             if visit.group is not None and int(row[3]) not in rec.sysmon:
                 visit.working_ns += int(row[0]) - last_switch
             last_switch = int(row[0])
@@ -257,6 +262,18 @@ def _preemption_cause(
     if left != LEFT_UNKNOWN:
         where = "user code (its P running)" if left == LEFT_USER else "a system call (_Psyscall)"
         out[(rec.classes[node], f"preempted in {where}")].append(1.0)
+
+
+def _switch_inside_group(rec: Recording, row: np.ndarray, out: Values) -> None:
+    """At a switch between two threads of one node that leaves the first runnable (an
+    involuntary switch in /proc's count, the group keeping the CPU): which two."""
+    prev_tgid, prev_tid, next_tgid, next_tid = int(row[2]), int(row[3]), int(row[6]), int(row[9])
+    node = rec.node_of.get(prev_tgid)
+    if node is None or row[5] != 0 or next_tgid != prev_tgid:
+        return
+    who = "sysmon" if prev_tid in rec.sysmon else "a working thread"
+    to = "its sysmon" if next_tid in rec.sysmon else "another working thread"
+    out[(rec.classes[node], f"switched out runnable inside its group: {who} for {to}")].append(1.0)
 
 
 def _switch(
@@ -377,7 +394,7 @@ def _table(values: Values, nodes: dict[str, int], span: float) -> None:
     print("|---|---|---:|---|")
     for (cls, what), v in sorted(values.items()):
         rate = len(v) / span / max(nodes.get(cls, 0), 1)
-        counted = ("visits", "wake-ups", "preempted after", "preempted in")
+        counted = ("visits", "wake-ups", "preempted after", "preempted in", "switched out")
         spread = "" if what.startswith(counted) else _spread(v)
         print(f"| {cls} | {what} | {rate:,.1f} | {spread} |")
 

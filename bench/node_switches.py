@@ -5,10 +5,11 @@ whose both sides have `resources.parquet` with the threads' counts: the testbed'
 /proc, the model's on time-sliced hosts (docs/results.md). For the hubs (the ten nodes
 that received the most payload copies on the testbed; `--hubs` to change) and the other
 nodes, per node and second from the first publication to the last: the node's CPU
-(cores), its Go `sysmon` thread's runs, and its threads' blocks (voluntary context
-switches), and the blocks that are not `sysmon`'s sleeps (the working thread with nothing
-to run, and on real nodes Go's other threads), each read as the summary's CPU section
-reads them (`gossiplab.analysis.cpu_use`).
+(cores), its Go `sysmon` thread's runs, its threads' blocks (voluntary context
+switches), the blocks that are not `sysmon`'s sleeps (the working thread with nothing to
+run, and on real nodes Go's other threads), and its threads' preemptions (involuntary
+context switches), each read as the summary's CPU section reads them
+(`gossiplab.analysis.cpu_use`).
 
     .venv/bin/python bench/node_switches.py CROSSCHECK [CROSSCHECK ...]
 """
@@ -26,11 +27,17 @@ from kernel_eevdf import _classes
 
 from gossiplab.analysis.cpu_use import per_second_by_node
 
-COLUMNS = {"cpu_s": "cores", "sysmon_runs": "sysmon runs", "voluntary_switches": "blocks"}
+COLUMNS = {
+    "cpu_s": "cores",
+    "sysmon_runs": "sysmon runs",
+    "voluntary_switches": "blocks",
+    "involuntary_switches": "preemptions",
+}
 
 
 def per_node(run: Path) -> pl.DataFrame:
-    """Each node's cores, sysmon runs and blocks per second while the run published."""
+    """Each node's cores, sysmon runs, blocks and preemptions per second while the run
+    published."""
     resources = pl.read_parquet(run / "resources.parquet")
     published = pl.read_parquet(run / "publishes.parquet")["t_publish_ns"]
     start, end = int(published.filter(published >= 0).min()), int(published.max())
@@ -43,7 +50,8 @@ def per_node(run: Path) -> pl.DataFrame:
 
 
 def class_rows(folder: Path, hubs: int) -> list[tuple[str, str, list[float | None]]]:
-    """(class, side, [cores, sysmon runs, blocks, blocks less sysmon runs]) means."""
+    """(class, side, [cores, sysmon runs, blocks, preemptions, blocks less sysmon runs])
+    means."""
     classes = _classes(pl.read_parquet(folder / "testbed" / "traffic.parquet"), hubs)
     rows = []
     for side in ("model", "testbed"):
@@ -68,13 +76,17 @@ def main() -> None:
     parser.add_argument("crosschecks", type=Path, nargs="+")
     parser.add_argument("--hubs", type=int, default=10)
     args = parser.parse_args()
-    header = "| class | side | cores | sysmon runs/s | blocks/s | blocks/s not sysmon's |"
+    header = (
+        "| class | side | cores | sysmon runs/s | blocks/s | preemptions/s "
+        "| blocks/s not sysmon's |"
+    )
     for folder in args.crosschecks:
         print(f"{folder}: per node, while publishing")
         print(header)
-        print("|---|---|---:|---:|---:|---:|")
-        for cls, side, (cores, runs, blocks, other) in class_rows(folder, args.hubs):
-            cells = [_cell(cores, 4), _cell(runs, 1), _cell(blocks, 1), _cell(other, 1)]
+        print("|---|---|---:|---:|---:|---:|---:|")
+        for cls, side, values in class_rows(folder, args.hubs):
+            cores, runs, blocks, preempted, other = values
+            cells = [_cell(cores, 4), *(_cell(v, 1) for v in (runs, blocks, preempted, other))]
             print(f"| {cls} | {side} | " + " | ".join(cells) + " |")
         print()
 

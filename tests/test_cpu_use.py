@@ -97,28 +97,30 @@ def test_the_sysmon_threads_part_is_read_as_the_cpu_is() -> None:
     assert "sysmon_cores_all_nodes" not in (cpu_while_publishing(HAND_MADE, _publishes(0, S)) or {})
 
 
-def test_the_threads_blocks_are_read_as_the_cpu_is() -> None:
-    # Node 0's threads blocked 400 times in each second: 400 a second over 0.75 s - 1.75
-    # s; node 2's 100 times between its samples at the window's bounds. Node 1 left out.
+def test_the_threads_blocks_and_preemptions_are_read_as_the_cpu_is() -> None:
+    # Node 0's threads blocked 400 times in each second and were preempted 30 times:
+    # 400 and 30 a second over 0.75 s - 1.75 s; node 2's 100 and 20 times between its
+    # samples at the window's bounds. Node 1 left out.
     rows = [
-        (node, t, cpu, None, None, None, blocks, None, None, None)
-        for node, t, cpu, blocks in [
-            (0, 0, 0.0, 0),
-            (0, 1 * S, 0.5, 400),
-            (0, 2 * S, 1.5, 800),
-            (1, 500 * MS, 0.2, 0),
-            (1, 1_500 * MS, 0.4, 7),
-            (2, 750 * MS, 1.0, 10),
-            (2, 1_750 * MS, 1.25, 110),
+        (node, t, cpu, None, None, None, blocks, preempted, None, None)
+        for node, t, cpu, blocks, preempted in [
+            (0, 0, 0.0, 0, 0),
+            (0, 1 * S, 0.5, 400, 30),
+            (0, 2 * S, 1.5, 800, 60),
+            (1, 500 * MS, 0.2, 0, 0),
+            (1, 1_500 * MS, 0.4, 7, 1),
+            (2, 750 * MS, 1.0, 10, 5),
+            (2, 1_750 * MS, 1.25, 110, 25),
         ]
     ]
     cpu = cpu_while_publishing(from_rows("resources", rows), _publishes(750 * MS, 1_750 * MS))
     assert cpu is not None
     assert cpu["voluntary_switches_per_s_all_nodes"] == pytest.approx(500)
-    assert "threads blocked 500 times a second" in (cpu_text({"cpu": cpu}) or "")
-    assert "voluntary_switches_per_s_all_nodes" not in (
-        cpu_while_publishing(HAND_MADE, _publishes(0, S)) or {}
-    )
+    assert cpu["involuntary_switches_per_s_all_nodes"] == pytest.approx(50)
+    text = cpu_text({"cpu": cpu}) or ""
+    assert "threads blocked 500 times a second, preempted 50 times" in text
+    for key in ("voluntary_switches_per_s_all_nodes", "involuntary_switches_per_s_all_nodes"):
+        assert key not in (cpu_while_publishing(HAND_MADE, _publishes(0, S)) or {})
 
 
 def test_no_cpu_section_without_samples_or_a_publishing_span() -> None:
@@ -162,7 +164,7 @@ def test_the_model_writes_each_node_s_cpu_seconds_and_no_memory(tmp_path: Path) 
     assert resources["t_ns"].unique().sort().to_list() == [k * S for k in range(5)]
     end = resources.filter(pl.col("t_ns") == 4 * S).sort("node")
     assert end["cpu_s"].to_list() == pytest.approx([HELLOS_S + 3 * c for c in PER_MESSAGE_S])
-    for column in ("rss_bytes", "read_syscalls", "voluntary_switches"):
+    for column in ("rss_bytes", "read_syscalls", "voluntary_switches", "involuntary_switches"):
         assert resources[column].null_count() == resources.height
     # From 1.5 s to 3.5 s: at 1.5 s each node is half-way (by interpolation) through the
     # second of the first message, at 3.5 s through that of the third: 2 messages' work
@@ -208,10 +210,14 @@ def test_the_model_counts_its_threads_switches_on_a_time_sliced_host(tmp_path: P
     assert (end["sysmon_runs"] > 0).all()
     assert end["sysmon_cpu_s"].to_list() == pytest.approx((end["sysmon_runs"] * 10e-6).to_list())
     assert (end["voluntary_switches"] >= end["sysmon_runs"] + 3).all()
-    for column in ("voluntary_switches", "sysmon_runs"):
+    # The engine's hand-made timelines check each preemption (crates/engine/tests/
+    # sysmon.rs); here the column arrives, counted as the others are.
+    assert resources["involuntary_switches"].null_count() == 0
+    for column in ("voluntary_switches", "involuntary_switches", "sysmon_runs"):
         steps = resources.select(pl.col(column).diff().over("node").drop_nulls())
         assert (steps[column] >= 0).all(), f"{column} is cumulative"
     assert result.summary["cpu"]["sysmon_runs_per_s_all_nodes"] > 0
+    assert "involuntary_switches_per_s_all_nodes" in result.summary["cpu"]
 
 
 def test_a_model_without_cpu_costs_writes_no_resources(tmp_path: Path) -> None:
@@ -245,20 +251,26 @@ def test_the_crosscheck_compares_node_cpu_where_the_partner_samples_it() -> None
     assert MACHINE_SPEED_ROW not in {r.metric for r in table_rows(model, testbed)}
     # The threads' counts have rows where both sides have them (the model has them on
     # time-sliced hosts only).
-    counts = {"sysmon_runs_per_s_all_nodes": 100.0, "voluntary_switches_per_s_all_nodes": 150.0}
+    counts = {
+        "sysmon_runs_per_s_all_nodes": 100.0,
+        "voluntary_switches_per_s_all_nodes": 150.0,
+        "involuntary_switches_per_s_all_nodes": 40.0,
+    }
     counted = {**base, "cpu": {"cores_all_nodes": 0.6, **counts}}
     both = {
         r.metric: r
         for r in table_rows({**base, "cpu": {"cores_all_nodes": 0.5, **counts}}, counted)
     }
     assert both[SYSMON_ROW].partner == 100.0 and both[BLOCKS_ROW].model == 150.0
+    assert both[PREEMPTIONS_ROW].model == 40.0
     one_side = {r.metric for r in table_rows(model, counted)}
-    assert SYSMON_ROW not in one_side and BLOCKS_ROW not in one_side
+    assert not {SYSMON_ROW, BLOCKS_ROW, PREEMPTIONS_ROW} & one_side
 
 
 MACHINE_SPEED_ROW = "machine speed: ns per memory load (p50)"
 SYSMON_ROW = "sysmon runs per second while publishing"
 BLOCKS_ROW = "thread blocks per second while publishing"
+PREEMPTIONS_ROW = "thread preemptions per second while publishing"
 
 
 def test_a_testbed_run_s_machine_speed_is_one_line_and_a_model_run_has_none() -> None:

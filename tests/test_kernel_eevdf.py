@@ -127,6 +127,33 @@ def test_a_preemption_is_put_down_to_the_wake_up_just_before_it() -> None:
     assert ("others", "preempted in user code (its P running)") not in values
 
 
+def test_switches_inside_a_node_are_counted_by_who_left_for_whom() -> None:
+    # Node 0's working thread, running from 21 µs, leaves runnable at 30 µs for its own
+    # sysmon, which a second thread of node 0 preempts at 40 µs; that one leaves
+    # runnable at 45 µs for node 0's first thread. A switch to another node's thread, or
+    # one that blocks, is not among them.
+    other_thread = NODE0 + 2
+    inside = [
+        _switch(30_000, (NODE0, NODE0), 0, (NODE0, SYSMON0), 0, 0),
+        _switch(40_000, (NODE0, SYSMON0), 0, (NODE0, other_thread), 0, 0),
+        _switch(45_000, (NODE0, other_thread), 0, (NODE0, NODE0), 0, 0),
+    ]
+    rec = _recording()
+    rec.events = np.vstack([EVENTS[:-1], inside, EVENTS[-1:]])
+    counted = {k: len(v) for k, v in read(rec).items() if k[1].startswith("switched out")}
+    assert counted == {
+        ("hubs", "switched out runnable inside its group: a working thread for its sysmon"): 1,
+        (
+            "hubs",
+            "switched out runnable inside its group: sysmon for another working thread",
+        ): 1,
+        (
+            "hubs",
+            "switched out runnable inside its group: a working thread for another working thread",
+        ): 1,
+    }
+
+
 def test_a_preemption_with_no_recent_wake_up_is_the_tick_s() -> None:
     # Without node 0's sysmon waking, and node 1's own wake-up moved to just too long
     # before its preemption to have caused it.

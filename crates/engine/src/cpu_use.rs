@@ -38,22 +38,25 @@ pub struct CpuSamples {
     /// CPU time used from the start of the run up to `t_ns`.
     pub cpu_ns: Vec<u64>,
     /// On time-sliced hosts (`Switches`), up to `t_ns`: the node's threads' voluntary
-    /// context switches, and with `sysmon` its runs and their CPU time (part of
-    /// `cpu_ns`); else empty.
+    /// and involuntary context switches, and with `sysmon` its runs and their CPU time
+    /// (part of `cpu_ns`); else empty.
     pub voluntary_switches: Vec<u64>,
+    pub involuntary_switches: Vec<u64>,
     pub sysmon_runs: Vec<u64>,
     pub sysmon_ns: Vec<u64>,
 }
 
 /// A node's threads' switches on a time-sliced host, per whole second of simulated time,
-/// as the testbed reads a real node's from /proc (`voluntary_ctxt_switches` over its
-/// threads; `sysmon`'s `schedstat`, the times a CPU switched to it): its `sysmon`'s
-/// runs, and its threads' blocks, each a voluntary switch (the working thread with
-/// nothing to run, blocking in `netpoll`; `sysmon` sleeping after each round).
+/// as the testbed reads a real node's from /proc (`voluntary_ctxt_switches` and
+/// `nonvoluntary_ctxt_switches` over its threads; `sysmon`'s `schedstat`, the times a
+/// CPU switched to it): its `sysmon`'s runs, and its threads' blocks, each a voluntary
+/// switch (the working thread with nothing to run, blocking in `netpoll`; `sysmon`
+/// sleeping after each round); and the working thread's preemptions, each an involuntary
+/// switch (it leaves a core with work left, to another node or to its own `sysmon`).
 #[derive(Default)]
 pub struct Switches {
-    /// `[sysmon runs, the working thread's blocks]` in second k.
-    per_second: Vec<[u32; 2]>,
+    /// `[sysmon runs, the working thread's blocks, its preemptions]` in second k.
+    per_second: Vec<[u32; 3]>,
 }
 
 impl Switches {
@@ -67,24 +70,36 @@ impl Switches {
         self.second(now)[1] += 1;
     }
 
-    fn second(&mut self, now: Time) -> &mut [u32; 2] {
+    /// The working thread was preempted at `now`: another thread took its core.
+    pub fn worker_preempted(&mut self, now: Time) {
+        self.second(now)[2] += 1;
+    }
+
+    /// The preemption counted at `now` did not happen: the kernel gave the core straight
+    /// back to the working thread (no switch).
+    pub fn worker_resumed(&mut self, now: Time) {
+        self.second(now)[2] -= 1;
+    }
+
+    fn second(&mut self, now: Time) -> &mut [u32; 3] {
         let k = (now / SECOND) as usize;
         if k >= self.per_second.len() {
-            self.per_second.resize(k + 1, [0, 0]);
+            self.per_second.resize(k + 1, [0; 3]);
         }
         &mut self.per_second[k]
     }
 
-    /// The cumulative `[sysmon runs, the working thread's blocks]` at each of `times`,
-    /// the whole seconds from 0 then perhaps the run's end, as `CpuUse::samples` takes
-    /// them: sample k adds second k - 1.
-    pub fn cumulative(&self, times: &[Time]) -> Vec<[u64; 2]> {
-        let mut total = [0u64; 2];
+    /// The cumulative `[sysmon runs, the working thread's blocks, its preemptions]` at
+    /// each of `times`, the whole seconds from 0 then perhaps the run's end, as
+    /// `CpuUse::samples` takes them: sample k adds second k - 1.
+    pub fn cumulative(&self, times: &[Time]) -> Vec<[u64; 3]> {
+        let mut total = [0u64; 3];
         let mut out = Vec::with_capacity(times.len());
         for k in 0..times.len() {
             if let Some(second) = k.checked_sub(1).and_then(|s| self.per_second.get(s)) {
-                total[0] += u64::from(second[0]);
-                total[1] += u64::from(second[1]);
+                for (sum, count) in total.iter_mut().zip(second) {
+                    *sum += u64::from(*count);
+                }
             }
             out.push(total);
         }

@@ -107,8 +107,10 @@ struct Node {
     /// `sysmon` woke behind the working thread at an instant its core's tick was due:
     /// it preempts the working thread once the tick's event is carried out.
     sysmon_preempts: bool,
-    /// Its threads' switches, per second (the `resources` table).
+    /// Its threads' switches, per second (the `resources` table), and when its working
+    /// thread last left a core with work left (`preempted`).
     switches: Switches,
+    preempted_at: Option<Time>,
 }
 
 /// A recorded wait of a node for a core: when it ended (the node ran), how long it was,
@@ -135,6 +137,23 @@ impl Node {
 
     fn sysmon_due(&self) -> bool {
         self.sysmon.as_ref().is_some_and(Sysmon::due)
+    }
+
+    /// The working thread leaves its core at `now` with work left: an involuntary
+    /// switch (`nonvoluntary_ctxt_switches`), unless the kernel's pick gives the core
+    /// straight back to it (`resumes`).
+    fn preempted(&mut self, now: Time) {
+        self.switches.worker_preempted(now);
+        self.preempted_at = Some(now);
+    }
+
+    /// The node takes a core at `now`, its working thread first if `worker_first`: one
+    /// preempted at this instant on it never left it (`__schedule` switches nothing when
+    /// the pick is the task that was running).
+    fn resumes(&mut self, now: Time, worker_first: bool) {
+        if self.preempted_at.take() == Some(now) && worker_first {
+            self.switches.worker_resumed(now);
+        }
     }
 }
 
@@ -284,12 +303,14 @@ impl Slices {
 
     /// Each node's threads' switches at the sample `times` (`CpuUse::sample_times`),
     /// into `samples`, whose rows run by node then time: its voluntary switches (the
-    /// working thread's blocks, and `sysmon`'s sleep after each round), and with
-    /// `sysmon` its runs and their CPU time.
+    /// working thread's blocks, and `sysmon`'s sleep after each round), its involuntary
+    /// ones (the working thread's preemptions), and with `sysmon` its runs and their CPU
+    /// time.
     pub fn add_switches(&self, samples: &mut CpuSamples, times: &[Time]) {
         for p in &self.procs {
-            for [runs, blocks] in p.switches.cumulative(times) {
+            for [runs, blocks, preempted] in p.switches.cumulative(times) {
                 samples.voluntary_switches.push(runs + blocks);
+                samples.involuntary_switches.push(preempted);
                 if self.kernel.sysmon {
                     samples.sysmon_runs.push(runs);
                     samples.sysmon_ns.push(runs * self.kernel.sysmon_round);
@@ -516,6 +537,8 @@ impl Slices {
             return;
         }
         self.interrupt(h, k, now, used);
+        let node = self.hosts[h].cores[k].node;
+        self.procs[node as usize].switches.worker_preempted(now);
         self.run_sysmon(queue, h, k);
     }
 
@@ -655,6 +678,7 @@ impl Slices {
         let running = self.interrupt(h, k, now, used);
         let p = &mut self.procs[running as usize];
         p.leave_core(now);
+        p.preempted(now);
         p.waiting = true;
         p.ready_since = now;
         running
@@ -765,6 +789,9 @@ impl Slices {
         if !has_work && sysmon_waits && self.keeps_core(h, k, now) {
             self.run_sysmon(queue, h, k);
             return;
+        }
+        if has_work {
+            self.procs[node as usize].preempted(now);
         }
         self.leave(queue, h, k, has_work || sysmon_waits, now);
     }
@@ -904,7 +931,9 @@ impl Slices {
             sysmon_first = p.group.sysmon_wakes(true, 0);
         }
         debug_assert!(has_work || p.sysmon_due(), "a node runs for work or sysmon");
-        if p.sysmon_due() && sysmon_first {
+        let sysmon_runs = p.sysmon_due() && sysmon_first;
+        p.resumes(now, !sysmon_runs);
+        if sysmon_runs {
             self.run_sysmon(queue, host, core);
         } else {
             self.worker_runs(queue, host, core);

@@ -293,3 +293,59 @@ fn the_resources_count_each_sysmon_round_and_each_block_of_the_working_thread() 
         );
     }
 }
+
+/// `node`'s involuntary switches at each sample (0 s, 1 s, 2 s): its working thread's
+/// preemptions, by another node or by its own `sysmon`.
+fn involuntary(sim: &Simulation, node: u32) -> Vec<u64> {
+    let samples = sim.cpu_samples().expect("the run charges CPU");
+    let rows = (0..samples.node.len()).filter(|&i| samples.node[i] == node);
+    rows.map(|i| samples.involuntary_switches[i]).collect()
+}
+
+/// `leaves` leaves, each validating its copy for `validate`, share one core in slices of
+/// 1 ms ended on time, without `sysmon`. The run, done.
+fn slices_without_sysmon(leaves: u32, validate: u64) -> Simulation {
+    let patch = json!({"cpu": {
+        "nodes_per_host": leaves + 1, "cores": 1, "time_slice_ns": MS, "hrtick": true,
+        "per_copy_ns": validate
+    }});
+    let c = config(leaves + 1, "floodsub", 10 * MS, 2 * S, 1, patch);
+    let mut sim = Simulation::new(&c, &star(leaves), &messages(0, 100 * MS, 0, 1, 100)).unwrap();
+    sim.run();
+    sim
+}
+
+#[test]
+fn a_working_thread_that_loses_its_core_with_work_left_is_an_involuntary_switch() {
+    // Both leaves validate 5 ms from 110 ms, in turns of one slice: leaf 1 runs first
+    // and loses the core at 111, 113, 115 and 117, leaf 2 at 112, 114, 116 and 118
+    // (each time the other is behind it, the first queued on a tie); leaf 1 is done at
+    // 119, leaf 2 at 120, each blocking then (voluntary).
+    let sim = slices_without_sysmon(2, 5 * MS);
+    assert_eq!(sorted_delivery_times(&sim), vec![119 * MS, 120 * MS]);
+    assert_eq!(involuntary(&sim, 1), vec![0, 4, 4]);
+    assert_eq!(involuntary(&sim, 2), vec![0, 4, 4]);
+    assert_eq!(involuntary(&sim, 0), vec![0, 0, 0]);
+}
+
+#[test]
+fn a_slice_that_ends_with_the_core_given_straight_back_is_no_switch() {
+    // One leaf validates 1.5 ms from 110 ms: its slice ends at 111 and, alone on the
+    // host, it is the kernel's pick again: the core never leaves it (`__schedule`
+    // switches nothing when the pick is the running task).
+    let sim = slices_without_sysmon(1, 1_500 * US);
+    assert_eq!(sorted_delivery_times(&sim), vec![111_500 * US]);
+    assert_eq!(involuntary(&sim, 1), vec![0, 0, 0]);
+}
+
+#[test]
+fn a_working_thread_switched_out_for_its_own_sysmon_is_an_involuntary_switch() {
+    // The timeline of `a_sysmon_behind_its_working_thread_preempts_it_at_each_wake_up`:
+    // at 111 the slice ends and the group, picked again, runs sysmon first (the working
+    // thread is switched out for it), then sysmon preempts the working thread at each of
+    // its wake-ups at 111.08, 111.16, ..., 111.56 (seven), and the round at 111.64 finds
+    // the node idle: eight involuntary switches, all in the first second.
+    let sim = sharing_a_core(1, MS, 1_500 * US, 0);
+    assert_eq!(sorted_delivery_times(&sim), vec![111_580 * US]);
+    assert_eq!(involuntary(&sim, 1), vec![0, 8, 8]);
+}

@@ -229,6 +229,7 @@ impl Engine {
             // On time-sliced hosts the threads' switches, and sysmon's runs with it.
             let counted = [
                 ("voluntary_switches", &c.voluntary_switches),
+                ("involuntary_switches", &c.involuntary_switches),
                 ("sysmon_runs", &c.sysmon_runs),
                 ("sysmon_ns", &c.sysmon_ns),
             ];

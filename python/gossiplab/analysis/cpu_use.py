@@ -90,6 +90,10 @@ def cpu_while_publishing(
     if _recorded(resources, "voluntary_switches"):
         blocks = cores_per_node(resources, start, end, "voluntary_switches")
         found["voluntary_switches_per_s_all_nodes"] = float(blocks.sum())
+    # How often they were preempted: a thread switched out with work left.
+    if _recorded(resources, "involuntary_switches"):
+        preempted = cores_per_node(resources, start, end, "involuntary_switches")
+        found["involuntary_switches_per_s_all_nodes"] = float(preempted.sum())
     return found
 
 
@@ -137,6 +141,9 @@ def cpu_text(summary: Mapping[str, Any]) -> str | None:
     if cpu.get("voluntary_switches_per_s_all_nodes") is not None:
         blocks = cpu["voluntary_switches_per_s_all_nodes"]
         text += f"; threads blocked {blocks:,.0f} times a second"
+    if cpu.get("involuntary_switches_per_s_all_nodes") is not None:
+        preempted = cpu["involuntary_switches_per_s_all_nodes"]
+        text += f", preempted {preempted:,.0f} times"
     return text
 
 

@@ -328,16 +328,16 @@ _PARTIAL_DECODERS = {"role": _role_names, "t_complete_ns": _never_as_null}
 
 def _resources(columns: dict[str, bytes]) -> pl.DataFrame:
     """The engine's CPU samples as the resources table: cpu_s from its cumulative ns; on
-    time-sliced hosts the threads' voluntary switches, and with sysmon its runs and CPU
-    (sysmon_cpu_s, part of cpu_s). The model has no memory, syscalls or involuntary
-    switches to report, so those are null, as the counts are on other hosts."""
+    time-sliced hosts the threads' voluntary and involuntary switches, and with sysmon
+    its runs and CPU (sysmon_cpu_s, part of cpu_s). The model has no memory or syscalls
+    to report, so those are null, as the switches are on other hosts."""
     schema = POLARS_SCHEMAS["resources"]
     found = {
         "node": np.frombuffer(columns["node"], dtype="<u4"),
         "t_ns": np.frombuffer(columns["t_ns"], dtype="<i8"),
         "cpu_s": np.frombuffer(columns["cpu_ns"], dtype="<u8") / 1e9,
     }
-    for name in ("voluntary_switches", "sysmon_runs"):
+    for name in ("voluntary_switches", "involuntary_switches", "sysmon_runs"):
         if name in columns:
             found[name] = np.frombuffer(columns[name], dtype="<u8").astype(np.int64)
     if "sysmon_ns" in columns:

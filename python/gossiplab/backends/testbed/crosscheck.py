@@ -165,11 +165,16 @@ def table_rows(
         # Backends that sample CPU (resources.parquet): the testbed, and the model when it
         # charges CPU; simnet's virtual time has no CPU to compare.
         rows.append(row("node CPU while publishing", "cpu", "cores_all_nodes", unit="cores"))
-        # How the nodes' threads met the kernel: Go's sysmon runs and the threads' blocks
-        # (the testbed from /proc; the model on time-sliced hosts, sysmon with [cpu] sysmon).
+        # How the nodes' threads met the kernel: Go's sysmon runs, the threads' blocks and
+        # their preemptions (the testbed from /proc; the model on time-sliced hosts,
+        # sysmon with [cpu] sysmon).
         for name, key in (
             ("sysmon runs per second while publishing", "sysmon_runs_per_s_all_nodes"),
             ("thread blocks per second while publishing", "voluntary_switches_per_s_all_nodes"),
+            (
+                "thread preemptions per second while publishing",
+                "involuntary_switches_per_s_all_nodes",
+            ),
         ):
             if _get(model, "cpu", key) is not None and _get(partner, "cpu", key) is not None:
                 rows.append(row(name, "cpu", key))
