@@ -32,6 +32,9 @@ rest), per node and second:
   in /proc's count while the node keeps the CPU): a working thread for its own sysmon, a
   working thread for another (Go's threads other than the one holding the P), sysmon for
   a working thread;
+- sysmon's wake-ups while its own working thread has the CPU (those that can preempt it)
+  and what the working thread did next: switched out for its sysmon, lost the CPU to
+  another node, or blocked first;
 - the part of the nodes' time on the CPU that their sysmon threads ran;
 - working visits (a working thread ran in them): the working threads' time on the CPU in
   each, and the gap from the group's last working visit's end to the start of this one;
@@ -91,6 +94,9 @@ VISIT_GAP = "working visits: gap since the group's last one ended"
 # split by where the thread was).
 MODEL_SYSMON = "wake-ups of sysmon, group idle or queued (model: every round)"
 MODEL_PREEMPTED = "preempted in: anything (model: left the core with work)"
+# A node's sysmon waking while its working thread has the CPU: the wake-ups that can
+# preempt it (a recording's only: the model's runs do not say where a round woke).
+SYSMON_WAKES_ON_CPU = "wake-ups of sysmon while its working thread runs"
 
 
 def build() -> tuple[Path, Path]:
@@ -204,11 +210,15 @@ def read(rec: Recording) -> Values:
     woke: np.ndarray | None = None  # the last wake-up of a node's thread
     last_switch = 0
     working_ended: dict[int, int] = {}  # group -> end of its last working visit
+    on_cpu: tuple[int, int] | None = None  # (tgid, tid) of the thread on the CPU
+    waking_run: dict[int, str] = {}  # working thread tid -> class, its sysmon woke
     for row in rec.events:
         kind = int(row[1])
         if kind == SWITCH:
             _preemption_cause(rec, row, woke, out)
             _switch_inside_group(rec, row, out)
+            _after_sysmon_woke(rec, row, waking_run, out)
+            on_cpu = (int(row[6]), int(row[9]))
             if visit.group is not None and int(row[3]) not in rec.sysmon:
                 visit.working_ns += int(row[0]) - last_switch
             last_switch = int(row[0])
@@ -219,10 +229,49 @@ def read(rec: Recording) -> Values:
             continue
         if kind == WAKE:
             woke = row
+            _sysmon_wakes_on_cpu(rec, row, on_cpu, waking_run, out)
         node = rec.node_of.get(int(row[2]))
         if node is not None:
             _state(rec.classes[node], kind, int(row[3]) in rec.sysmon, row, out)
     return out
+
+
+def _sysmon_wakes_on_cpu(
+    rec: Recording,
+    row: np.ndarray,
+    on_cpu: tuple[int, int] | None,
+    waking_run: dict[int, str],
+    out: Values,
+) -> None:
+    """A node's sysmon wakes while its working thread has the CPU: counted, and what
+    the working thread then does is read at its next switch (`_after_sysmon_woke`)."""
+    tgid, tid = int(row[2]), int(row[3])
+    node = rec.node_of.get(tgid)
+    if node is None or tid not in rec.sysmon or on_cpu is None:
+        return
+    if on_cpu[0] != tgid or on_cpu[1] in rec.sysmon:
+        return
+    out[(rec.classes[node], SYSMON_WAKES_ON_CPU)].append(1.0)
+    waking_run[on_cpu[1]] = rec.classes[node]
+
+
+def _after_sysmon_woke(
+    rec: Recording, row: np.ndarray, waking_run: dict[int, str], out: Values
+) -> None:
+    """The working thread whose sysmon woke while it ran leaves the CPU: for its sysmon,
+    for another node, or blocked (it ran on to the end of its work)."""
+    cls = waking_run.pop(int(row[3]), None)
+    if cls is None:
+        return
+    if row[5] != 0:
+        then = "it blocked first"
+    elif int(row[6]) != int(row[2]):
+        then = "it lost the CPU to another node"
+    elif int(row[9]) in rec.sysmon:
+        then = "it was switched out for its sysmon"
+    else:
+        then = "it was switched out for another of its threads"
+    out[(cls, f"{SYSMON_WAKES_ON_CPU}: {then}")].append(1.0)
 
 
 def _state(cls: str, kind: int, sysmon: bool, row: np.ndarray, out: Values) -> None:

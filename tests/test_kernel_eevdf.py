@@ -23,6 +23,7 @@ from kernel_eevdf import (
     SWITCH,
     SWITCH_IN,
     SWITCH_OUT,
+    SYSMON_WAKES_ON_CPU,
     VISIT_GAP,
     VISIT_TIME,
     WAKE,
@@ -134,13 +135,15 @@ def test_switches_inside_a_node_are_counted_by_who_left_for_whom() -> None:
     # one that blocks, is not among them.
     other_thread = NODE0 + 2
     inside = [
+        [25_000, WAKE, NODE0, SYSMON0, 1, 0, 0, 0, 0, 0, 0],
         _switch(30_000, (NODE0, NODE0), 0, (NODE0, SYSMON0), 0, 0),
         _switch(40_000, (NODE0, SYSMON0), 0, (NODE0, other_thread), 0, 0),
         _switch(45_000, (NODE0, other_thread), 0, (NODE0, NODE0), 0, 0),
     ]
     rec = _recording()
     rec.events = np.vstack([EVENTS[:-1], inside, EVENTS[-1:]])
-    counted = {k: len(v) for k, v in read(rec).items() if k[1].startswith("switched out")}
+    values = read(rec)
+    counted = {k: len(v) for k, v in values.items() if k[1].startswith("switched out")}
     assert counted == {
         ("hubs", "switched out runnable inside its group: a working thread for its sysmon"): 1,
         (
@@ -151,6 +154,13 @@ def test_switches_inside_a_node_are_counted_by_who_left_for_whom() -> None:
             "hubs",
             "switched out runnable inside its group: a working thread for another working thread",
         ): 1,
+    }
+    # The sysmon woke at 25 µs while its working thread ran (node 1's run at 20 µs is
+    # another node's), and the working thread was then switched out for it.
+    woke = {k: len(v) for k, v in values.items() if k[1].startswith(SYSMON_WAKES_ON_CPU)}
+    assert woke == {
+        ("hubs", SYSMON_WAKES_ON_CPU): 1,
+        ("hubs", f"{SYSMON_WAKES_ON_CPU}: it was switched out for its sysmon"): 1,
     }
 
 
