@@ -69,24 +69,23 @@ def test_cpu_while_publishing_spans_the_first_to_the_last_publication() -> None:
     assert cpu["cores_per_node_max"] == pytest.approx(0.875)
 
 
+def _counted(**columns: list[float]) -> pl.DataFrame:
+    """HAND_MADE with the named columns' values, one per sample in its order."""
+    return HAND_MADE.with_columns(
+        pl.Series(name, values, dtype=HAND_MADE.schema[name]) for name, values in columns.items()
+    )
+
+
 def test_the_sysmon_threads_part_is_read_as_the_cpu_is() -> None:
     # Node 0's sysmon ran 0.1 s in each second: 0.1 cores over 0.75 s - 1.75 s; node 2's
     # 0.05 between its two samples, which are the window's bounds. Node 1 left out. Node
     # 0's ran 1,000 times a second, node 2's 500 times in its second: 1,500 runs a
     # second, 0.15 s / 1,500 = 100 µs a run.
-    rows = [
-        (node, t, cpu, None, None, None, None, None, sysmon, runs)
-        for node, t, cpu, sysmon, runs in [
-            (0, 0, 0.0, 0.0, 0),
-            (0, 1 * S, 0.5, 0.1, 1_000),
-            (0, 2 * S, 1.5, 0.2, 2_000),
-            (1, 500 * MS, 0.2, 0.0, 0),
-            (1, 1_500 * MS, 0.4, 0.3, 9),
-            (2, 750 * MS, 1.0, 0.0, 0),
-            (2, 1_750 * MS, 1.25, 0.05, 500),
-        ]
-    ]
-    cpu = cpu_while_publishing(from_rows("resources", rows), _publishes(750 * MS, 1_750 * MS))
+    table = _counted(
+        sysmon_cpu_s=[0.0, 0.1, 0.2, 0.0, 0.3, 0.0, 0.05],
+        sysmon_runs=[0, 1_000, 2_000, 0, 9, 0, 500],
+    )
+    cpu = cpu_while_publishing(table, _publishes(750 * MS, 1_750 * MS))
     assert cpu is not None
     assert cpu["sysmon_cores_all_nodes"] == pytest.approx(0.15)
     assert cpu["sysmon_runs_per_s_all_nodes"] == pytest.approx(1_500)
@@ -101,19 +100,11 @@ def test_the_threads_blocks_and_preemptions_are_read_as_the_cpu_is() -> None:
     # Node 0's threads blocked 400 times in each second and were preempted 30 times:
     # 400 and 30 a second over 0.75 s - 1.75 s; node 2's 100 and 20 times between its
     # samples at the window's bounds. Node 1 left out.
-    rows = [
-        (node, t, cpu, None, None, None, blocks, preempted, None, None)
-        for node, t, cpu, blocks, preempted in [
-            (0, 0, 0.0, 0, 0),
-            (0, 1 * S, 0.5, 400, 30),
-            (0, 2 * S, 1.5, 800, 60),
-            (1, 500 * MS, 0.2, 0, 0),
-            (1, 1_500 * MS, 0.4, 7, 1),
-            (2, 750 * MS, 1.0, 10, 5),
-            (2, 1_750 * MS, 1.25, 110, 25),
-        ]
-    ]
-    cpu = cpu_while_publishing(from_rows("resources", rows), _publishes(750 * MS, 1_750 * MS))
+    table = _counted(
+        voluntary_switches=[0, 400, 800, 0, 7, 10, 110],
+        involuntary_switches=[0, 30, 60, 0, 1, 5, 25],
+    )
+    cpu = cpu_while_publishing(table, _publishes(750 * MS, 1_750 * MS))
     assert cpu is not None
     assert cpu["voluntary_switches_per_s_all_nodes"] == pytest.approx(500)
     assert cpu["involuntary_switches_per_s_all_nodes"] == pytest.approx(50)
