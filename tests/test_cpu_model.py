@@ -264,6 +264,11 @@ def test_the_report_line_names_the_costs_per_goroutine_turn() -> None:
     costed = {**turns, "sysmon": True, "per_sysmon_round": "11us"}
     line = cpu_per_hop(parse_scenario({"cpu": costed}, HERE))
     assert line.endswith("each node's sysmon waking the kernel (11 µs a round)")
+    shared = {**costed, "send_loop_syscall_share": 0.82, "recv_loop_syscall_share": 0.34}
+    line = cpu_per_hop(parse_scenario({"cpu": shared}, HERE))
+    assert line.endswith(
+        "(11 µs a round), in a system call for 82% of a write's CPU and 34% of a read's"
+    )
 
 
 def test_a_turn_cost_on_a_host_without_time_slices_names_the_field() -> None:
@@ -277,6 +282,12 @@ def test_a_turn_cost_on_a_host_without_time_slices_names_the_field() -> None:
     # A round's cost without sysmon would charge nothing.
     with pytest.raises(ScenarioError, match=r"cpu\.per_sysmon_round .*cpu\.sysmon = true"):
         parse_scenario({"cpu": {"nodes_per_host": 2, "per_sysmon_round": "11us"}}, HERE)
+    # Where sysmon finds yamux's goroutines in a call needs both.
+    looped = {"nodes_per_host": 2, "event_loop": True, "send_loop_syscall_share": 0.8}
+    with pytest.raises(ScenarioError, match=r"cpu\.send_loop_syscall_share .*cpu\.sysmon = true"):
+        parse_scenario({"cpu": looped}, HERE)
+    with pytest.raises(ScenarioError, match=r"cpu\.recv_loop_syscall_share"):
+        parse_scenario({"cpu": {**looped, "sysmon": True, "recv_loop_syscall_share": 0}}, HERE)
 
 
 def test_a_cost_of_the_event_loop_s_goroutines_without_the_loop_names_the_field() -> None:

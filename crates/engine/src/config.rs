@@ -94,6 +94,11 @@ pub struct CpuConfig {
     pub sysmon: bool,
     /// The CPU time of each `sysmon` round, charged to its node (`slices.rs`).
     pub per_sysmon_round_ns: Time,
+    /// The part of a yamux `sendLoop`'s and `recvLoop`'s CPU spent inside its write or
+    /// read system call, where `sysmon` can find the node's P (`goroutines.rs`,
+    /// `SyscallShares`); 1: the whole piece.
+    pub send_loop_syscall_share: f64,
+    pub recv_loop_syscall_share: f64,
     /// The event loop's work per RPC (`pubsub.go:handleIncomingRPC`).
     pub per_rpc_loop_ns: Time,
     /// The application's work per message it reads from its subscription, in its own
@@ -208,6 +213,8 @@ impl Default for CpuConfig {
             event_loop: false,
             sysmon: false,
             per_sysmon_round_ns: 0,
+            send_loop_syscall_share: 1.0,
+            recv_loop_syscall_share: 1.0,
             per_rpc_loop_ns: 0,
             per_app_message_ns: 0,
             per_publish_loop_ns: 0,
@@ -680,6 +687,17 @@ impl Config {
                 "cpu.sysmon",
                 "sysmon is modelled on time-sliced hosts only: set nodes_per_host above cores, or sysmon = false",
             ));
+        }
+        for (name, share) in [
+            ("send_loop_syscall_share", cpu.send_loop_syscall_share),
+            ("recv_loop_syscall_share", cpu.recv_loop_syscall_share),
+        ] {
+            if !(share > 0.0 && share <= 1.0) {
+                return Err(EngineError::config(
+                    &format!("cpu.{name}"),
+                    format!("{name} is a part of a goroutine's CPU: set it above 0 and at most 1"),
+                ));
+            }
         }
         if cpu.per_sysmon_round_ns > 0 && !cpu.sysmon {
             return Err(EngineError::config(

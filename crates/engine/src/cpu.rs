@@ -45,7 +45,7 @@
 
 use crate::config::{CpuConfig, Time};
 use crate::cpu_use::{CpuSamples, CpuUse};
-use crate::goroutines::{Goroutine, Waited, Wake};
+use crate::goroutines::{Goroutine, SyscallShares, Waited, Wake};
 use crate::network::segments;
 use crate::queue::{Event, EventQueue};
 use crate::rng::Rng;
@@ -156,6 +156,10 @@ impl Cpu {
                 hrtick: config.hrtick,
                 sysmon: config.sysmon,
                 sysmon_round: config.per_sysmon_round_ns,
+                syscall_shares: SyscallShares::new(
+                    config.send_loop_syscall_share,
+                    config.recv_loop_syscall_share,
+                ),
             };
             Slices::new(
                 nodes,

@@ -320,12 +320,61 @@ pub enum Wake {
 struct Piece {
     event: Event,
     left: Time,
+    /// Its whole CPU time, its turn's cost included.
+    cost: Time,
     /// The number of the system call the piece makes (reading or writing the
-    /// connection), for `sysmon`'s retake (`Process::in_syscall`); the model does not
-    /// split a piece into its system call and the Go code around it.
+    /// connection), for `sysmon`'s retake (`Process::in_syscall`), and whether it reads
+    /// (the call comes first) or writes (the call comes last).
     syscall: Option<u32>,
+    reads: bool,
     /// It ran for some time and is not done.
     started: bool,
+}
+
+/// The part of a connection's read and write pieces spent inside the system call, in
+/// millionths: `sysmon` finds the node's P in the call only then. go-yamux's `recvLoop`
+/// reads the connection first and decodes what it read after (`session.go:recvLoop`,
+/// through a `bufio.Reader` over the secured connection); its `sendLoop` frames and
+/// encrypts first and writes last (`session.go:sendLoop` → the secured connection's
+/// `Write`). By CPU profiles of real nodes a `sendLoop` spends about four fifths of its
+/// CPU in the write, a `recvLoop` a third in its reads
+/// (docs/network-calibration.md, "Per goroutine turn"). 1: the whole piece.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SyscallShares {
+    write: u32,
+    read: u32,
+}
+
+const WHOLE: u32 = 1_000_000;
+
+impl Default for SyscallShares {
+    fn default() -> Self {
+        Self {
+            write: WHOLE,
+            read: WHOLE,
+        }
+    }
+}
+
+impl SyscallShares {
+    /// The parts (in (0, 1]) of a write's and of a read's CPU inside the system call.
+    pub fn new(write: f64, read: f64) -> Self {
+        let millionths = |share: f64| (share * f64::from(WHOLE)).round() as u32;
+        Self {
+            write: millionths(write),
+            read: millionths(read),
+        }
+    }
+
+    /// True if a piece of `cost` with `left` of it still to run is inside its call.
+    fn inside(&self, reads: bool, cost: Time, left: Time) -> bool {
+        let (cost, left) = (u128::from(cost), u128::from(left));
+        if reads {
+            (cost - left) * u128::from(WHOLE) < u128::from(self.read) * cost
+        } else {
+            left * u128::from(WHOLE) <= u128::from(self.write) * cost
+        }
+    }
 }
 
 struct Routine {
@@ -389,6 +438,8 @@ pub struct Process {
     /// The connection's yamux `sendLoop` makes the write system calls, not the peer's
     /// writer (`writes_in_send_loop`).
     send_loop_writes: bool,
+    /// Where in its reads and writes the system call is (`in_syscall`).
+    syscall_shares: SyscallShares,
 }
 
 impl Process {
@@ -505,10 +556,16 @@ impl Process {
         }
     }
 
+    /// Where in a connection's reads and writes the system call is (`in_syscall`).
+    pub fn set_syscall_shares(&mut self, shares: SyscallShares) {
+        self.syscall_shares = shares;
+    }
+
     /// `id` has a piece of work of `cost`; `event` happens when it is done. If `id` was
     /// waiting (no work, not parked), `wake` says where it goes.
     pub fn push(&mut self, id: Goroutine, cost: Time, event: Event, wake: Wake) {
-        let piece = self.piece(cost, event, self.writes_connection(id));
+        let writes = self.writes_connection(id);
+        let piece = self.piece(cost, event, writes.then_some(false));
         self.push_piece(id, piece, wake);
     }
 
@@ -518,16 +575,19 @@ impl Process {
         }
     }
 
-    /// A piece of work of `cost`, numbered if it is a system call.
-    fn piece(&mut self, cost: Time, event: Event, syscall: bool) -> Piece {
-        let syscall = syscall.then(|| {
+    /// A piece of work of `cost`, numbered if it is a system call (`reads`: a read, else
+    /// a write).
+    fn piece(&mut self, cost: Time, event: Event, reads: Option<bool>) -> Piece {
+        let syscall = reads.map(|_| {
             self.syscalls = self.syscalls.wrapping_add(1);
             self.syscalls
         });
         Piece {
             event,
             left: cost,
+            cost,
             syscall,
+            reads: reads.unwrap_or(false),
             started: false,
         }
     }
@@ -570,6 +630,7 @@ impl Process {
         let cost = self.turn_costs.of(r.id);
         if let Some(piece) = r.pieces.front_mut() {
             piece.left += cost;
+            piece.cost += cost;
         }
     }
 
@@ -692,7 +753,7 @@ impl Process {
     /// `sched.lastpoll`), else at the next poll (`poll`).
     pub fn arrive(&mut self, id: Goroutine, cost: Time, event: Event, now: Time) {
         // Reading it is a read system call.
-        let piece = self.piece(cost, event, true);
+        let piece = self.piece(cost, event, Some(true));
         if self.runnable(id) {
             self.push_piece(id, piece, Wake::Tail);
         } else if self.has_work() || !self.netpoll.is_empty() {
@@ -746,12 +807,17 @@ impl Process {
         !self.run_queue.is_empty()
     }
 
-    /// The number of the system call the running goroutine is in, if its piece is one
-    /// and has begun (`sysmon`'s `retake`, `sysmon.rs`).
+    /// The number of the system call the running goroutine is in, if its piece is one,
+    /// has begun, and is in the part of it inside the call (`SyscallShares`; `sysmon`'s
+    /// `retake`, `sysmon.rs`).
     pub fn in_syscall(&self) -> Option<u32> {
         let &front = self.run_queue.front()?;
         let piece = self.routines[front as usize].pieces.front()?;
-        piece.syscall.filter(|_| piece.started)
+        let inside = || {
+            self.syscall_shares
+                .inside(piece.reads, piece.cost, piece.left)
+        };
+        piece.syscall.filter(|_| piece.started && inside())
     }
 
     /// CPU time until the running goroutine's piece is done or (without `sysmon`) its
@@ -851,6 +917,53 @@ mod tests {
         let event = p.run_for(elapsed);
         p.settle();
         event
+    }
+
+    /// Whether `sysmon` finds a connection's read, then its write, in their system call
+    /// after each of `steps` µs of their 100 µs of CPU, with `shares`.
+    fn found_in_call(shares: SyscallShares, steps: &[Time]) -> Vec<bool> {
+        let mut p = Process::default();
+        p.set_syscall_shares(shares);
+        let mut found = Vec::new();
+        let read = Goroutine::RecvLoop(1);
+        p.arrive(read, 100_000, Event::Signed { msg: 1 }, 0);
+        for piece in 0..2 {
+            let mut ran = 0;
+            for &step in steps {
+                assert_eq!(p.run_for((step - ran) * 1_000), None);
+                ran = step;
+                found.push(p.in_syscall().is_some());
+            }
+            assert!(p.run_for((100 - ran) * 1_000).is_some());
+            p.settle();
+            if piece == 0 {
+                p.push(
+                    Goroutine::SendLoop(1),
+                    100_000,
+                    Event::Signed { msg: 2 },
+                    Wake::Tail,
+                );
+            }
+        }
+        found
+    }
+
+    #[test]
+    fn sysmon_finds_a_read_in_its_call_at_its_start_and_a_write_at_its_end() {
+        // A third of a recvLoop's read in the call, four fifths of a sendLoop's write
+        // (the shares of real nodes' CPU profiles): the read is in its call for its first
+        // 34 µs, the write for its last 82, that is from 18 µs on.
+        let steps = [10, 17, 19, 33, 35, 90];
+        let measured = SyscallShares::new(0.82, 0.34);
+        let read = [true, true, true, true, false, false];
+        let write = [false, false, true, true, true, true];
+        let expected: Vec<bool> = read.into_iter().chain(write).collect();
+        assert_eq!(found_in_call(measured, &steps), expected);
+        // Whole pieces: in the call from the first µs to the last.
+        assert_eq!(
+            found_in_call(SyscallShares::default(), &steps),
+            vec![true; 12]
+        );
     }
 
     #[test]

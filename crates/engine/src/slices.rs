@@ -62,7 +62,9 @@ use std::collections::VecDeque;
 
 use crate::config::Time;
 use crate::cpu_use::{CpuSamples, CpuUse, Switches};
-use crate::goroutines::{Goroutine, Process, TurnCosts, Waited, Wake, NODE_THREAD, SYSMON_THREAD};
+use crate::goroutines::{
+    Goroutine, Process, SyscallShares, TurnCosts, Waited, Wake, NODE_THREAD, SYSMON_THREAD,
+};
 use crate::group::Group;
 use crate::queue::{Event, EventQueue};
 use crate::sysmon::Sysmon;
@@ -170,6 +172,9 @@ pub struct Kernel {
     pub sysmon: bool,
     /// The CPU time of a `sysmon` round, on the node's core.
     pub sysmon_round: Time,
+    /// Where in a connection's reads and writes the system call is, as `sysmon` finds
+    /// it (`Process::in_syscall`).
+    pub syscall_shares: SyscallShares,
 }
 
 impl Kernel {
@@ -258,6 +263,7 @@ impl Slices {
             procs: (0..nodes)
                 .map(|node| {
                     let mut process = Process::new(turn_costs);
+                    process.set_syscall_shares(kernel.syscall_shares);
                     if sysmon.is_some() {
                         process.end_turns_at_sysmon();
                     }

@@ -105,6 +105,8 @@ def engine_cpu(given: CpuConfig) -> dict[str, Any]:
         "event_loop": cpu.event_loop,
         "sysmon": cpu.sysmon,
         "per_sysmon_round_ns": cpu.per_sysmon_round,
+        "send_loop_syscall_share": cpu.send_loop_syscall_share,
+        "recv_loop_syscall_share": cpu.recv_loop_syscall_share,
         "per_rpc_loop_ns": cpu.per_rpc_loop,
         "per_publish_loop_ns": cpu.per_publish_loop,
         "per_forward_loop_ns": cpu.per_forward_loop,

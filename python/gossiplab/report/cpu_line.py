@@ -84,6 +84,12 @@ def cpu_per_hop(s: Scenario) -> str:
             line += ", each node's sysmon waking the kernel"
             if cpu.per_sysmon_round:
                 line += f" ({_us(cpu.per_sysmon_round)} a round)"
+            shares = (cpu.send_loop_syscall_share, cpu.recv_loop_syscall_share)
+            if shares != (1.0, 1.0):
+                line += (
+                    f", in a system call for {shares[0]:.0%} of a write's CPU and "
+                    f"{shares[1]:.0%} of a read's"
+                )
     if s.cpu.speed != 1:
         line += f"; hosts {s.cpu.speed:g}× as fast as the machine the costs were measured on"
     return line

@@ -207,6 +207,12 @@ class CpuConfig(Section):
     # The CPU time of each sysmon round, on the node's core (constant). 0: rounds take no
     # time, their CPU being in the other costs.
     per_sysmon_round: Duration = 0
+    # The part of a yamux sendLoop's write and of a recvLoop's read that is the system
+    # call, where sysmon can find the node's P and retake it (the write comes at the end
+    # of its work, the read at the start). 1: the whole piece. Real nodes' CPU profiles:
+    # 0.82 and 0.34 (docs/network-calibration.md). With sysmon and the event loop only.
+    send_loop_syscall_share: float = Field(default=1.0, gt=0, le=1)
+    recv_loop_syscall_share: float = Field(default=1.0, gt=0, le=1)
     # The event loop's work per RPC it handles (pubsub.go:handleIncomingRPC).
     per_rpc_loop: Duration = 0
     # The event loop's work per message it delivers and forwards (pubsub.go:publishMessage),
@@ -260,6 +266,18 @@ class CpuConfig(Section):
                 "cpu.per_sysmon_round is the CPU time of a round of Go's sysmon thread: "
                 'set cpu.sysmon = true, or cpu.per_sysmon_round = "0us"'
             )
+        return self
+
+    @model_validator(mode="after")
+    def _syscall_shares_with_sysmon(self) -> CpuConfig:
+        # Only sysmon looks for a P in a system call, and only the event loop's yamux
+        # goroutines make these calls: a share would be silently unused.
+        for name in ("send_loop_syscall_share", "recv_loop_syscall_share"):
+            if getattr(self, name) != 1.0 and not (self.sysmon and self.event_loop):
+                raise ValueError(
+                    f"cpu.{name} is where Go's sysmon finds yamux's goroutines in a system "
+                    f"call: set cpu.sysmon = true and cpu.event_loop = true, or cpu.{name} = 1"
+                )
         return self
 
     @model_validator(mode="after")
