@@ -32,6 +32,9 @@ rest), per node and second:
   in /proc's count while the node keeps the CPU): a working thread for its own sysmon, a
   working thread for another (Go's threads other than the one holding the P), sysmon for
   a working thread;
+- sysmon's sleeps (from leaving the CPU to waking; a model run's from a round's end to
+  the next wake-up): the short ones (its 20 µs), the longest (10 ms), and each short
+  sleep after one of 1 ms or more, where a retake or a deep sleep's end reset it;
 - sysmon's wake-ups while its own working thread has the CPU (those that can preempt it)
   and what the working thread did next: switched out for its sysmon, lost the CPU to
   another node, or blocked first;
@@ -73,6 +76,8 @@ import numpy as np
 import polars as pl
 from testbed_perf import node_numbers, run_during_publishing
 
+from gossiplab.scenario import load_scenario
+
 SOURCES = Path(__file__).parent / "eevdf"
 BUILD = Path(__file__).parent / "out" / "eevdf-probe"
 # nanosleep's number, by machine (arch/*/entry/syscalls).
@@ -94,6 +99,13 @@ VISIT_GAP = "working visits: gap since the group's last one ended"
 # split by where the thread was).
 MODEL_SYSMON = "wake-ups of sysmon, group idle or queued (model: every round)"
 MODEL_PREEMPTED = "preempted in: anything (model: left the core with work)"
+# sysmon's sleeps, read the same from a recording and from a model run: its 20 µs sleeps
+# (with the timer's 50 µs of slack), its longest (10 ms), and a short sleep right after
+# one of 1 ms or more, where something (a retake, a system call ending a deep sleep) put
+# it back on short sleeps (runtime/proc.go sysmon's `idle = 0`).
+SLEEP_SHORT = "sysmon sleeps: short (under 100 µs)"
+SLEEP_LONGEST = "sysmon sleeps: the longest (9 to 11 ms)"
+SLEEP_BACK = "sysmon sleeps: back to short after one of 1 ms or more"
 # A node's sysmon waking while its working thread has the CPU: the wake-ups that can
 # preempt it (a recording's only: the model's runs do not say where a round woke).
 SYSMON_WAKES_ON_CPU = "wake-ups of sysmon while its working thread runs"
@@ -212,6 +224,9 @@ def read(rec: Recording) -> Values:
     working_ended: dict[int, int] = {}  # group -> end of its last working visit
     on_cpu: tuple[int, int] | None = None  # (tgid, tid) of the thread on the CPU
     waking_run: dict[int, str] = {}  # working thread tid -> class, its sysmon woke
+    slept: dict[int, int] = {}  # sysmon tid -> when it last left the CPU
+    sleeps: dict[int, list[float]] = defaultdict(list)  # sysmon tid -> its sleeps (µs)
+    group_of: dict[int, int] = {}  # sysmon tid -> its node's tgid
     for row in rec.events:
         kind = int(row[1])
         if kind == SWITCH:
@@ -219,6 +234,8 @@ def read(rec: Recording) -> Values:
             _switch_inside_group(rec, row, out)
             _after_sysmon_woke(rec, row, waking_run, out)
             on_cpu = (int(row[6]), int(row[9]))
+            if int(row[3]) in rec.sysmon:
+                slept[int(row[3])] = int(row[0])
             if visit.group is not None and int(row[3]) not in rec.sysmon:
                 visit.working_ns += int(row[0]) - last_switch
             last_switch = int(row[0])
@@ -230,10 +247,30 @@ def read(rec: Recording) -> Values:
         if kind == WAKE:
             woke = row
             _sysmon_wakes_on_cpu(rec, row, on_cpu, waking_run, out)
+            tid = int(row[3])
+            if tid in slept:
+                sleeps[tid].append((int(row[0]) - slept.pop(tid)) / 1e3)
+                group_of[tid] = int(row[2])
         node = rec.node_of.get(int(row[2]))
         if node is not None:
             _state(rec.classes[node], kind, int(row[3]) in rec.sysmon, row, out)
+    for tid, its in sleeps.items():
+        node = rec.node_of.get(group_of[tid])
+        if node is not None:
+            sleep_rows(rec.classes[node], its, out)
     return out
+
+
+def sleep_rows(cls: str, sleeps: list[float], out: Values) -> None:
+    """One sysmon's successive sleeps (µs): the short ones, the longest, and each return
+    to a short sleep from one of 1 ms or more."""
+    for before, sleep in zip([None, *sleeps], sleeps, strict=False):
+        if sleep < 100:
+            out[(cls, SLEEP_SHORT)].append(1.0)
+            if before is not None and before >= 1_000:
+                out[(cls, SLEEP_BACK)].append(1.0)
+        elif 9_000 <= sleep <= 11_000:
+            out[(cls, SLEEP_LONGEST)].append(1.0)
 
 
 def _sysmon_wakes_on_cpu(
@@ -403,9 +440,27 @@ def model_visits(run: Path, hubs: int) -> tuple[Values, dict[str, int], float]:
     )
     for node in rounds["node"].to_list():
         out[(classes[node], MODEL_SYSMON)].append(1.0)
+    _model_sleeps(run, waits, classes, start, end, out)
     recorded = visits["node"].unique().to_list()
     per_class = {c: sum(classes[n] == c for n in recorded) for c in ("hubs", "others")}
     return out, per_class, (end - start) / 1e9
+
+
+def _model_sleeps(
+    run: Path, waits: pl.DataFrame, classes: dict[int, str], start: int, end: int, out: Values
+) -> None:
+    """The model's sysmon sleeps: from a round's end (its start and the run's
+    `per_sysmon_round`) to the next round's wake-up (`t_ns - wait_ns`), for the wake-ups
+    while it publishes."""
+    scenario = run / "scenario.toml"
+    cost = load_scenario(scenario).cpu.charged().per_sysmon_round if scenario.exists() else 0
+    rounds = waits.filter(pl.col("goroutine") == "sysmon").sort("node", "t_ns")
+    for (node,), rows in rounds.group_by(["node"], maintain_order=True):
+        began, waited = rows["t_ns"].to_numpy(), rows["wait_ns"].to_numpy()
+        woke = began[1:] - waited[1:]
+        during = (woke >= start) & (woke < end)
+        sleeps = (woke - began[:-1] - cost)[during] / 1e3
+        sleep_rows(classes[node], sleeps.tolist(), out)
 
 
 def _classes(traffic: pl.DataFrame, hubs: int) -> dict[int, str]:
@@ -443,7 +498,14 @@ def _table(values: Values, nodes: dict[str, int], span: float) -> None:
     print("|---|---|---:|---|")
     for (cls, what), v in sorted(values.items()):
         rate = len(v) / span / max(nodes.get(cls, 0), 1)
-        counted = ("visits", "wake-ups", "preempted after", "preempted in", "switched out")
+        counted = (
+            "visits",
+            "wake-ups",
+            "preempted after",
+            "preempted in",
+            "switched out",
+            "sysmon sleeps",
+        )
         spread = "" if what.startswith(counted) else _spread(v)
         print(f"| {cls} | {what} | {rate:,.1f} | {spread} |")
 

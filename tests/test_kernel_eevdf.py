@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +21,9 @@ from kernel_eevdf import (
     MODEL_PREEMPTED,
     MODEL_SYSMON,
     PREEMPTION_CAUSE_NS,
+    SLEEP_BACK,
+    SLEEP_LONGEST,
+    SLEEP_SHORT,
     SWITCH,
     SWITCH_IN,
     SWITCH_OUT,
@@ -32,6 +36,7 @@ from kernel_eevdf import (
     load,
     model_visits,
     read,
+    sleep_rows,
     sysmon_share,
 )
 
@@ -277,3 +282,60 @@ def test_a_model_run_s_preemptions_and_sysmon_rounds_are_counted_by_class(
     assert ("others", MODEL_PREEMPTED) not in values
     assert len(values[("hubs", MODEL_SYSMON)]) == 2
     assert ("others", MODEL_SYSMON) not in values
+
+
+def _sleeps(values: dict[tuple[str, str], list[float]], cls: str) -> tuple[int, int, int]:
+    return tuple(
+        len(values.get((cls, row), [])) for row in (SLEEP_SHORT, SLEEP_LONGEST, SLEEP_BACK)
+    )
+
+
+def test_sysmon_s_sleeps_are_short_longest_or_a_return_to_short() -> None:
+    # Four short sleeps (its 20 µs and the timer's slack, and the first doubling), two of
+    # 10 ms; the short one after the second 10 ms is a return; 130 µs is neither.
+    values: dict[tuple[str, str], list[float]] = defaultdict(list)
+    sleep_rows("hubs", [70.0, 90.0, 130.0, 10_000.0, 10_050.0, 70.0, 70.0], values)
+    assert _sleeps(values, "hubs") == (4, 2, 1)
+
+
+def test_a_recording_s_sysmon_sleeps_run_from_leaving_the_cpu_to_waking() -> None:
+    # Node 0's sysmon leaves the CPU at 9 µs and wakes at 20 µs (11 µs asleep); then it
+    # leaves at 60 µs and wakes 10 ms later, then sleeps 70 µs.
+    later = [
+        _switch(60_000, (NODE0, SYSMON0), 1, (0, 0), 0, 0),
+        [10_060_000, WAKE, NODE0, SYSMON0, 1, 0, 0, 0, 0, 0, 0],
+        _switch(10_070_000, (0, 0), 0, (NODE0, SYSMON0), 0, 0),
+        _switch(10_080_000, (NODE0, SYSMON0), 1, (0, 0), 0, 0),
+        [10_150_000, WAKE, NODE0, SYSMON0, 1, 0, 0, 0, 0, 0, 0],
+    ]
+    rec = _recording()
+    rec.events = np.vstack([EVENTS, later])
+    assert _sleeps(read(rec), "hubs") == (2, 1, 1)
+
+
+def test_a_model_run_s_sysmon_sleeps_run_from_a_round_s_end_to_the_next_wake_up(
+    tmp_path: Path,
+) -> None:
+    # Publications from 0 to 100 ms; node 0's rounds, taking no time (no scenario.toml),
+    # at 1 ms, at 1.08 ms (woke at 1.07: 70 µs asleep), at 11.2 ms (woke at 11.1: 10.02
+    # ms after the round at 1.08) and at 11.3 ms (woke at 11.27: 70 µs): short, the
+    # longest, and short again, a return.
+    ms = 1_000_000
+    pl.DataFrame(
+        {
+            "node": [0] * 4,
+            "goroutine": ["sysmon"] * 4,
+            "t_ns": [ms, 1_080_000, 11_200_000, 11_300_000],
+            "wait_ns": [0, 10_000, 100_000, 30_000],
+            "ran_ns": [None] * 4,
+        },
+        schema_overrides={"ran_ns": pl.UInt64},
+    ).write_parquet(tmp_path / "goroutine_waits.parquet")
+    pl.DataFrame({"msg": [0, 1], "t_publish_ns": [0, 100 * ms]}).write_parquet(
+        tmp_path / "publishes.parquet"
+    )
+    pl.DataFrame({"node": [0], "kind": ["payload"], "msgs_recv": [9]}).write_parquet(
+        tmp_path / "traffic.parquet"
+    )
+    values, _, _ = model_visits(tmp_path, hubs=1)
+    assert _sleeps(values, "hubs") == (2, 1, 1)
