@@ -31,9 +31,10 @@
 //! `sysmon.rs`) its rounds do this (`long_turn`, `request_preemption`); a goroutine in
 //! a system call at that moment has its P retaken instead, and finds the P gone when
 //! the call returns (`exitsyscall` → the global run queue): the model preempts it the
-//! same way (it does not split a read or write piece into its system call and the Go
-//! code around it, decryption and framing, where `preemptone` stops it). Without
-//! `sysmon` the model ends a turn after 10 ms of the node's CPU.
+//! same way. A read or write piece is in its system call whole by default, the Go code
+//! around the call (decryption and framing, where `preemptone` stops it) included;
+//! `SyscallShares` puts the call in the first part of a read and the last part of a
+//! write. Without `sysmon` the model ends a turn after 10 ms of the node's CPU.
 //!
 //! Go's netpoller decides when a reading goroutine that waits on the network (a peer's
 //! reader; with the event loop, the connection's `recvLoop`) becomes runnable again. A P
