@@ -107,8 +107,16 @@ SLEEP_SHORT = "sysmon sleeps: short (under 100 µs)"
 SLEEP_LONGEST = "sysmon sleeps: the longest (9 to 11 ms)"
 SLEEP_BACK = "sysmon sleeps: back to short after one of 1 ms or more"
 # A node's sysmon waking while its working thread has the CPU: the wake-ups that can
-# preempt it (a recording's only: the model's runs do not say where a round woke).
+# preempt it.
 SYSMON_WAKES_ON_CPU = "wake-ups of sysmon while its working thread runs"
+# A model run's sysmon rounds by where the node was when sysmon woke (goroutine_waits'
+# readied_by), as the rows of a recording count them: its group queued when it waits or
+# runs, idle when it has nothing to run.
+MODEL_WOKE = {
+    "node running": ("wake-ups of sysmon, group queued", SYSMON_WAKES_ON_CPU),
+    "node waiting": ("wake-ups of sysmon, group queued",),
+    "node idle": ("wake-ups of sysmon, group idle",),
+}
 
 
 def build() -> tuple[Path, Path]:
@@ -440,6 +448,10 @@ def model_visits(run: Path, hubs: int) -> tuple[Values, dict[str, int], float]:
     )
     for node in rounds["node"].to_list():
         out[(classes[node], MODEL_SYSMON)].append(1.0)
+    if "readied_by" in rounds.columns:
+        for node, where in rounds.select("node", "readied_by").iter_rows():
+            for row in MODEL_WOKE.get(where, ()):
+                out[(classes[node], row)].append(1.0)
     _model_sleeps(run, waits, classes, start, end, out)
     recorded = visits["node"].unique().to_list()
     per_class = {c: sum(classes[n] == c for n in recorded) for c in ("hubs", "others")}

@@ -339,3 +339,32 @@ def test_a_model_run_s_sysmon_sleeps_run_from_a_round_s_end_to_the_next_wake_up(
     )
     values, _, _ = model_visits(tmp_path, hubs=1)
     assert _sleeps(values, "hubs") == (2, 1, 1)
+
+
+def test_a_model_run_s_sysmon_wake_ups_are_counted_by_where_the_node_was(
+    tmp_path: Path,
+) -> None:
+    # Node 0's sysmon woke with its working thread on the core (a wake-up that can
+    # preempt it) and then with the node idle; node 1's with the node waiting for the
+    # core: the recording's rows, the group queued when it waits or runs.
+    _model_run(
+        tmp_path,
+        {
+            "node": [0, 0, 1],
+            "goroutine": ["sysmon"] * 3,
+            "t_ns": [1_200, 3_000, 2_000],
+            "wait_ns": [0, 0, 0],
+            "ran_ns": [None] * 3,
+            "readied_by": ["node running", "node idle", "node waiting"],
+        },
+    )
+    values, _, _ = model_visits(tmp_path, hubs=1)
+    woke = {k: len(v) for k, v in values.items() if k[1].startswith("wake-ups of sysmon")}
+    assert woke == {
+        ("hubs", "wake-ups of sysmon, group queued"): 1,
+        ("hubs", SYSMON_WAKES_ON_CPU): 1,
+        ("hubs", "wake-ups of sysmon, group idle"): 1,
+        ("others", "wake-ups of sysmon, group queued"): 1,
+        ("hubs", MODEL_SYSMON): 2,
+        ("others", MODEL_SYSMON): 1,
+    }

@@ -276,17 +276,26 @@ pub enum Readied {
     /// Work from outside the node's goroutines: a writer's socket or stream window
     /// opening, the heartbeat (no goroutine of its own in the model).
     Outside,
+    /// For a `sysmon` round: where the node was when `sysmon` woke (its sleep's end, or
+    /// the node's system call ending its deep sleep): its working thread on a core, the
+    /// node waiting for a core, or the node idle.
+    SysmonNodeRunning,
+    SysmonNodeWaiting,
+    SysmonNodeIdle,
 }
 
 /// The names of what readied a goroutine other than a hand-off, by `Readied::code` less
 /// the number of goroutine kinds (a hand-off's code is its goroutine's kind, named by
 /// `KIND_NAMES`).
-pub const READIED_NAMES: [&str; 5] = [
+pub const READIED_NAMES: [&str; 8] = [
     "netpoll",
     "sysmon's netpoll",
     "timer",
     "preempted",
     "outside",
+    "node running",
+    "node waiting",
+    "node idle",
 ];
 
 impl Readied {
@@ -300,6 +309,9 @@ impl Readied {
             Readied::Timer => other(2),
             Readied::Preempted => other(3),
             Readied::Outside => other(4),
+            Readied::SysmonNodeRunning => other(5),
+            Readied::SysmonNodeWaiting => other(6),
+            Readied::SysmonNodeIdle => other(7),
         }
     }
 }

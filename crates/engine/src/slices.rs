@@ -63,7 +63,7 @@ use std::collections::VecDeque;
 use crate::config::Time;
 use crate::cpu_use::{CpuSamples, CpuUse, Switches};
 use crate::goroutines::{
-    Goroutine, Process, SyscallShares, TurnCosts, Waited, Wake, NODE_THREAD, SYSMON_THREAD,
+    Goroutine, Process, Readied, SyscallShares, TurnCosts, Waited, Wake, NODE_THREAD, SYSMON_THREAD,
 };
 use crate::group::Group;
 use crate::queue::{Event, EventQueue};
@@ -96,10 +96,12 @@ struct Node {
     /// it was recorded (a visit for `sysmon`'s round alone is not its wait).
     visit_recorded: bool,
     /// Go's `sysmon` thread of the node's process, when modelled (`sysmon.rs`); when
-    /// its last sleep ended; its rounds, when recorded (when, and the wait for it).
+    /// its last sleep ended and where the node was then; its rounds, when recorded
+    /// (when, the wait for it, and where the node was when it woke).
     sysmon: Option<Sysmon>,
     sysmon_woke: Time,
-    sysmon_rounds: Option<Vec<(Time, Time)>>,
+    sysmon_woke_at: Option<Readied>,
+    sysmon_rounds: Option<Vec<(Time, Time, Readied)>>,
     /// `sysmon`'s place against the working thread inside the node's group.
     group: Group,
     /// The node's core runs `sysmon`'s round, not the working thread; the sleep it
@@ -350,13 +352,13 @@ impl Slices {
                 .sysmon_rounds
                 .iter()
                 .flatten()
-                .map(move |&(at, wait)| Waited {
+                .map(move |&(at, wait, woke_at)| Waited {
                     node,
                     kind: SYSMON_THREAD,
                     at,
                     wait,
                     ran: 0,
-                    readied: None,
+                    readied: Some(woke_at),
                 });
             goroutines.chain(cores).chain(rounds)
         })
@@ -488,6 +490,13 @@ impl Slices {
         let p = &mut self.procs[node as usize];
         p.sysmon.as_mut().expect("sysmon is modelled").wake();
         p.sysmon_woke = now;
+        p.sysmon_woke_at = Some(if core.is_some() {
+            Readied::SysmonNodeRunning
+        } else if p.waiting {
+            Readied::SysmonNodeWaiting
+        } else {
+            Readied::SysmonNodeIdle
+        });
         let behind = p.group.sysmon_wakes(p.process.has_work(), running);
         if let Some(k) = core {
             if behind {
@@ -567,7 +576,8 @@ impl Slices {
         let syscall = p.process.in_syscall();
         let sysmon = p.sysmon.as_mut().expect("sysmon is modelled");
         if let Some(rounds) = &mut p.sysmon_rounds {
-            rounds.push((now, now - p.sysmon_woke));
+            let woke_at = p.sysmon_woke_at.unwrap_or(Readied::SysmonNodeIdle);
+            rounds.push((now, now - p.sysmon_woke, woke_at));
         }
         p.sysmon_sleep = sysmon.round(busy, syscall);
         debug_assert_eq!(
@@ -934,6 +944,8 @@ impl Slices {
         if let Some(sysmon) = p.sysmon.as_mut().filter(|m| has_work && m.deep()) {
             sysmon.syscall_wake();
             p.sysmon_woke = now;
+            // The working thread's system call woke it: the node runs.
+            p.sysmon_woke_at = Some(Readied::SysmonNodeRunning);
             sysmon_first = p.group.sysmon_wakes(true, 0);
         }
         debug_assert!(has_work || p.sysmon_due(), "a node runs for work or sysmon");

@@ -7,7 +7,7 @@
 mod common;
 use common::*;
 
-use gossiplab_engine::goroutines::{NODE_THREAD, SYSMON_THREAD};
+use gossiplab_engine::goroutines::{Readied, NODE_THREAD, SYSMON_THREAD};
 use gossiplab_engine::Simulation;
 use serde_json::json;
 
@@ -348,4 +348,53 @@ fn a_working_thread_switched_out_for_its_own_sysmon_is_an_involuntary_switch() {
     let sim = sharing_a_core(1, MS, 1_500 * US, 0);
     assert_eq!(sorted_delivery_times(&sim), vec![111_580 * US]);
     assert_eq!(involuntary(&sim, 1), vec![0, 8, 8]);
+}
+
+/// Where `node` was when its `sysmon` woke for each of its recorded rounds, in order.
+fn woke_where(sim: &Simulation, node: u32) -> Vec<Readied> {
+    let waits = sim.goroutine_waits();
+    let rounds = waits
+        .iter()
+        .filter(|w| w.node == node && w.kind == SYSMON_THREAD);
+    rounds
+        .map(|w| w.readied.expect("a round says where"))
+        .collect()
+}
+
+#[test]
+fn each_sysmon_round_says_where_its_node_was_when_sysmon_woke() {
+    // The timelines above. With no lag: each leaf's sysmon is woken by the leaf's first
+    // system call (leaf 1 at 110, leaf 2 at 115, as each takes the core), and its next
+    // round's wake-up finds the leaf idle.
+    let (running, idle) = (Readied::SysmonNodeRunning, Readied::SysmonNodeIdle);
+    let sim = sharing_a_core(2, 100 * MS, 5 * MS, 0);
+    assert_eq!(woke_where(&sim, 1), vec![running, idle]);
+    assert_eq!(woke_where(&sim, 2), vec![running, idle]);
+    // Behind its working thread: woken by the system call at 110 and at each of its
+    // seven wake-ups while the leaf validates (111.07, 111.15, ..., 111.55), and at
+    // 111.63 with the leaf idle.
+    let sim = sharing_a_core(1, MS, 1_500 * US, 0);
+    let mut expected = vec![running; 8];
+    expected.push(idle);
+    assert_eq!(woke_where(&sim, 1), expected);
+}
+
+#[test]
+fn a_sysmon_that_wakes_while_its_node_waits_for_the_core_says_so() {
+    // Two leaves validating 5 ms from 110 ms in 1 ms slices: leaf 2 waits for the core
+    // at 110, and its sysmon, in its deep sleep until leaf 2's first system call at 111,
+    // then sleeps 70 µs at a time; those that end while leaf 1 holds the core wake it
+    // with leaf 2 waiting.
+    let patch = json!({"cpu": {
+        "nodes_per_host": 3, "cores": 1, "time_slice_ns": MS, "hrtick": true,
+        "per_copy_ns": 5 * MS, "record_waits": [1, 2], "sysmon": true,
+        "per_sysmon_round_ns": 10 * US
+    }});
+    let c = config(3, "floodsub", 10 * MS, 2 * S, 1, patch);
+    let mut sim = Simulation::new(&c, &star(2), &messages(0, 100 * MS, 0, 1, 100)).unwrap();
+    sim.run();
+    let places = woke_where(&sim, 2);
+    assert!(places.contains(&Readied::SysmonNodeWaiting), "{places:?}");
+    assert_eq!(places[0], Readied::SysmonNodeRunning);
+    assert_eq!(places.last(), Some(&Readied::SysmonNodeIdle));
 }
