@@ -325,7 +325,10 @@ def test_recorded_goroutine_waits_are_written_for_the_nodes_named(tmp_path: Path
     # event loop (its push on validateQ, goready); the loop, the reader (its send on
     # incoming) and the worker (its send on sendMsg); the reader, yamux's recvLoop
     # (recvNotifyCh); recvLoop, the netpoller (the node idle a second between copies);
-    # the sendLoop, a writer (sendCh). The node's own and sysmon's waits: nothing.
+    # the sendLoop, a writer (sendCh). The node's own waits: nothing. Its sysmon's rounds
+    # say where the node was when sysmon woke: running (the system call that ends its
+    # deep sleep, as each copy wakes the node), then idle (its next round finds the node
+    # done, and it sleeps deeply again).
     pairs = waits.group_by("goroutine").agg(pl.col("readied_by").unique().sort()).iter_rows()
     readied = dict(pairs)
     assert readied["validator"] == ["event loop"]
@@ -333,7 +336,8 @@ def test_recorded_goroutine_waits_are_written_for_the_nodes_named(tmp_path: Path
     assert readied["reader"] == ["yamux recvLoop"]
     assert readied["yamux recvLoop"] == ["netpoll"]
     assert readied["yamux sendLoop"] == ["writer"]
-    assert readied["node thread"] == [None] and readied["sysmon"] == [None]
+    assert readied["node thread"] == [None]
+    assert readied["sysmon"] == ["node idle", "node running"]
     plain = {**data, "cpu": {"costs": "measured", "nodes_per_host": 2}}
     run(parse_scenario(plain, tmp_path), tmp_path / "plain")
     assert not (tmp_path / "plain" / "goroutine_waits.parquet").exists()
