@@ -33,8 +33,10 @@ rest), per node and second:
   working thread for another (Go's threads other than the one holding the P), sysmon for
   a working thread;
 - sysmon's sleeps (from leaving the CPU to waking; a model run's from a round's end to
-  the next wake-up): the short ones (its 20 µs), the longest (10 ms), and each short
-  sleep after one of 1 ms or more, where a retake or a deep sleep's end reset it;
+  the next wake-up): the short ones (its 20 µs), the longest (10 ms), each short sleep
+  after one of 1 ms or more, where a retake or a deep sleep's end reset it, and the deep
+  ones (it left in `futex`; a model run's: any sleep that is not one of its delays and
+  the timer's slack);
 - sysmon's wake-ups while its own working thread has the CPU (those that can preempt it)
   and what the working thread did next: switched out for its sysmon, lost the CPU to
   another node, or blocked first;
@@ -82,6 +84,8 @@ SOURCES = Path(__file__).parent / "eevdf"
 BUILD = Path(__file__).parent / "out" / "eevdf-probe"
 # nanosleep's number, by machine (arch/*/entry/syscalls).
 NANOSLEEP = {"x86_64": 35, "aarch64": 101}
+# futex's: sysmon's deep sleep (`notetsleep` on `sched.sysmonnote`).
+FUTEX = {"x86_64": 202, "aarch64": 98}
 WAKING, SWITCH_IN, SWITCH_OUT, SWITCH, WAKE = range(5)
 # Where a thread was when it left the CPU (a switch's last column): unknown (a recording
 # made before the probe read it), in user code, or in system call `left - LEFT_SYSCALL`.
@@ -106,6 +110,11 @@ MODEL_PREEMPTED = "preempted in: anything (model: left the core with work)"
 SLEEP_SHORT = "sysmon sleeps: short (under 100 µs)"
 SLEEP_LONGEST = "sysmon sleeps: the longest (9 to 11 ms)"
 SLEEP_BACK = "sysmon sleeps: back to short after one of 1 ms or more"
+SLEEP_DEEP = "sysmon sleeps: deep (until the node's next system call)"
+# The model's timed sleeps: sysmon's delays (20 µs doubling up to 10 ms, runtime/proc.go
+# sysmon) and the timer's 50 µs of slack (crates/engine/src/sysmon.rs); any other
+# sleep of a model run is a deep one.
+MODEL_TIMED_SLEEPS_US = {min(20 << k, 10_000) + 50 for k in range(10)}
 # A node's sysmon waking while its working thread has the CPU: the wake-ups that can
 # preempt it.
 SYSMON_WAKES_ON_CPU = "wake-ups of sysmon while its working thread runs"
@@ -233,7 +242,9 @@ def read(rec: Recording) -> Values:
     on_cpu: tuple[int, int] | None = None  # (tgid, tid) of the thread on the CPU
     waking_run: dict[int, str] = {}  # working thread tid -> class, its sysmon woke
     slept: dict[int, int] = {}  # sysmon tid -> when it last left the CPU
-    sleeps: dict[int, list[float]] = defaultdict(list)  # sysmon tid -> its sleeps (µs)
+    deep: dict[int, bool] = {}  # sysmon tid -> it left in futex (its deep sleep)
+    # sysmon tid -> its sleeps (µs, and whether deep)
+    sleeps: dict[int, list[tuple[float, bool]]] = defaultdict(list)
     group_of: dict[int, int] = {}  # sysmon tid -> its node's tgid
     for row in rec.events:
         kind = int(row[1])
@@ -242,8 +253,9 @@ def read(rec: Recording) -> Values:
             _switch_inside_group(rec, row, out)
             _after_sysmon_woke(rec, row, waking_run, out)
             on_cpu = (int(row[6]), int(row[9]))
-            if int(row[3]) in rec.sysmon:
+            if int(row[3]) in rec.sysmon and row[5] != 0:
                 slept[int(row[3])] = int(row[0])
+                deep[int(row[3])] = int(row[10]) - LEFT_SYSCALL == FUTEX.get(platform.machine())
             if visit.group is not None and int(row[3]) not in rec.sysmon:
                 visit.working_ns += int(row[0]) - last_switch
             last_switch = int(row[0])
@@ -257,7 +269,7 @@ def read(rec: Recording) -> Values:
             _sysmon_wakes_on_cpu(rec, row, on_cpu, waking_run, out)
             tid = int(row[3])
             if tid in slept:
-                sleeps[tid].append((int(row[0]) - slept.pop(tid)) / 1e3)
+                sleeps[tid].append(((int(row[0]) - slept.pop(tid)) / 1e3, deep[tid]))
                 group_of[tid] = int(row[2])
         node = rec.node_of.get(int(row[2]))
         if node is not None:
@@ -269,10 +281,12 @@ def read(rec: Recording) -> Values:
     return out
 
 
-def sleep_rows(cls: str, sleeps: list[float], out: Values) -> None:
-    """One sysmon's successive sleeps (µs): the short ones, the longest, and each return
-    to a short sleep from one of 1 ms or more."""
-    for before, sleep in zip([None, *sleeps], sleeps, strict=False):
+def sleep_rows(cls: str, sleeps: list[tuple[float, bool]], out: Values) -> None:
+    """One sysmon's successive sleeps (µs, and whether deep): the short ones, the
+    longest, each return to a short sleep from one of 1 ms or more, and the deep ones."""
+    lengths = [sleep for sleep, _ in sleeps]
+    out[(cls, SLEEP_DEEP)].extend(1.0 for _, deep in sleeps if deep)
+    for before, sleep in zip([None, *lengths], lengths, strict=False):
         if sleep < 100:
             out[(cls, SLEEP_SHORT)].append(1.0)
             if before is not None and before >= 1_000:
@@ -472,7 +486,8 @@ def _model_sleeps(
         woke = began[1:] - waited[1:]
         during = (woke >= start) & (woke < end)
         sleeps = (woke - began[:-1] - cost)[during] / 1e3
-        sleep_rows(classes[node], sleeps.tolist(), out)
+        timed = np.isin(np.round(sleeps, 3), list(MODEL_TIMED_SLEEPS_US))
+        sleep_rows(classes[node], list(zip(sleeps.tolist(), (~timed).tolist(), strict=True)), out)
 
 
 def _classes(traffic: pl.DataFrame, hubs: int) -> dict[int, str]:
