@@ -69,11 +69,15 @@ def test_cpu_while_publishing_spans_the_first_to_the_last_publication() -> None:
     assert cpu["cores_per_node_max"] == pytest.approx(0.875)
 
 
-def _counted(**columns: list[float]) -> pl.DataFrame:
-    """HAND_MADE with the named columns' values, one per sample in its order."""
-    return HAND_MADE.with_columns(
+def _read_counts(**columns: list[float]) -> dict[str, Any]:
+    """The CPU section over 0.75 s - 1.75 s of HAND_MADE with the named columns' values,
+    one per sample in its order."""
+    table = HAND_MADE.with_columns(
         pl.Series(name, values, dtype=HAND_MADE.schema[name]) for name, values in columns.items()
     )
+    cpu = cpu_while_publishing(table, _publishes(750 * MS, 1_750 * MS))
+    assert cpu is not None
+    return cpu
 
 
 def test_the_sysmon_threads_part_is_read_as_the_cpu_is() -> None:
@@ -81,12 +85,10 @@ def test_the_sysmon_threads_part_is_read_as_the_cpu_is() -> None:
     # 0.05 between its two samples, which are the window's bounds. Node 1 left out. Node
     # 0's ran 1,000 times a second, node 2's 500 times in its second: 1,500 runs a
     # second, 0.15 s / 1,500 = 100 µs a run.
-    table = _counted(
+    cpu = _read_counts(
         sysmon_cpu_s=[0.0, 0.1, 0.2, 0.0, 0.3, 0.0, 0.05],
         sysmon_runs=[0, 1_000, 2_000, 0, 9, 0, 500],
     )
-    cpu = cpu_while_publishing(table, _publishes(750 * MS, 1_750 * MS))
-    assert cpu is not None
     assert cpu["sysmon_cores_all_nodes"] == pytest.approx(0.15)
     assert cpu["sysmon_runs_per_s_all_nodes"] == pytest.approx(1_500)
     assert cpu["sysmon_us_per_run"] == pytest.approx(100)
@@ -100,12 +102,10 @@ def test_the_threads_blocks_and_preemptions_are_read_as_the_cpu_is() -> None:
     # Node 0's threads blocked 400 times in each second and were preempted 30 times:
     # 400 and 30 a second over 0.75 s - 1.75 s; node 2's 100 and 20 times between its
     # samples at the window's bounds. Node 1 left out.
-    table = _counted(
+    cpu = _read_counts(
         voluntary_switches=[0, 400, 800, 0, 7, 10, 110],
         involuntary_switches=[0, 30, 60, 0, 1, 5, 25],
     )
-    cpu = cpu_while_publishing(table, _publishes(750 * MS, 1_750 * MS))
-    assert cpu is not None
     assert cpu["voluntary_switches_per_s_all_nodes"] == pytest.approx(500)
     assert cpu["involuntary_switches_per_s_all_nodes"] == pytest.approx(50)
     text = cpu_text({"cpu": cpu}) or ""

@@ -335,13 +335,20 @@ struct Piece {
     left: Time,
     /// Its whole CPU time, its turn's cost included.
     cost: Time,
-    /// The number of the system call the piece makes (reading or writing the
-    /// connection), for `sysmon`'s retake (`Process::in_syscall`), and whether it reads
-    /// (the call comes first) or writes (the call comes last).
-    syscall: Option<u32>,
-    reads: bool,
+    /// The system call the piece makes, reading or writing the connection, and its
+    /// number, for `sysmon`'s retake (`Process::in_syscall`).
+    syscall: Option<(Call, u32)>,
     /// It ran for some time and is not done.
     started: bool,
+}
+
+/// The system call a piece of a connection's work makes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Call {
+    /// A read: the call comes first, the decoding after.
+    Read,
+    /// A write: the framing and encryption first, the call last.
+    Write,
 }
 
 /// The part of a connection's read and write pieces spent inside the system call, in
@@ -379,13 +386,13 @@ impl SyscallShares {
         }
     }
 
-    /// True if a piece of `cost` with `left` of it still to run is inside its call.
-    fn inside(&self, reads: bool, cost: Time, left: Time) -> bool {
+    /// True if a piece making `call`, of `cost` with `left` of it still to run, is
+    /// inside the call.
+    fn inside(&self, call: Call, cost: Time, left: Time) -> bool {
         let (cost, left) = (u128::from(cost), u128::from(left));
-        if reads {
-            (cost - left) * u128::from(WHOLE) < u128::from(self.read) * cost
-        } else {
-            left * u128::from(WHOLE) <= u128::from(self.write) * cost
+        match call {
+            Call::Read => (cost - left) * u128::from(WHOLE) < u128::from(self.read) * cost,
+            Call::Write => left * u128::from(WHOLE) <= u128::from(self.write) * cost,
         }
     }
 }
@@ -578,7 +585,7 @@ impl Process {
     /// waiting (no work, not parked), `wake` says where it goes.
     pub fn push(&mut self, id: Goroutine, cost: Time, event: Event, wake: Wake) {
         let writes = self.writes_connection(id);
-        let piece = self.piece(cost, event, writes.then_some(false));
+        let piece = self.piece(cost, event, writes.then_some(Call::Write));
         self.push_piece(id, piece, wake);
     }
 
@@ -588,19 +595,17 @@ impl Process {
         }
     }
 
-    /// A piece of work of `cost`, numbered if it is a system call (`reads`: a read, else
-    /// a write).
-    fn piece(&mut self, cost: Time, event: Event, reads: Option<bool>) -> Piece {
-        let syscall = reads.map(|_| {
+    /// A piece of work of `cost`, numbered if it makes a system call.
+    fn piece(&mut self, cost: Time, event: Event, call: Option<Call>) -> Piece {
+        let syscall = call.map(|call| {
             self.syscalls = self.syscalls.wrapping_add(1);
-            self.syscalls
+            (call, self.syscalls)
         });
         Piece {
             event,
             left: cost,
             cost,
             syscall,
-            reads: reads.unwrap_or(false),
             started: false,
         }
     }
@@ -766,7 +771,7 @@ impl Process {
     /// `sched.lastpoll`), else at the next poll (`poll`).
     pub fn arrive(&mut self, id: Goroutine, cost: Time, event: Event, now: Time) {
         // Reading it is a read system call.
-        let piece = self.piece(cost, event, Some(true));
+        let piece = self.piece(cost, event, Some(Call::Read));
         if self.runnable(id) {
             self.push_piece(id, piece, Wake::Tail);
         } else if self.has_work() || !self.netpoll.is_empty() {
@@ -826,11 +831,9 @@ impl Process {
     pub fn in_syscall(&self) -> Option<u32> {
         let &front = self.run_queue.front()?;
         let piece = self.routines[front as usize].pieces.front()?;
-        let inside = || {
-            self.syscall_shares
-                .inside(piece.reads, piece.cost, piece.left)
-        };
-        piece.syscall.filter(|_| piece.started && inside())
+        let (call, number) = piece.syscall?;
+        let inside = self.syscall_shares.inside(call, piece.cost, piece.left);
+        (piece.started && inside).then_some(number)
     }
 
     /// CPU time until the running goroutine's piece is done or (without `sysmon`) its

@@ -99,8 +99,7 @@ struct Node {
     /// its last sleep ended and where the node was then; its rounds, when recorded
     /// (when, the wait for it, and where the node was when it woke).
     sysmon: Option<Sysmon>,
-    sysmon_woke: Time,
-    sysmon_woke_at: Option<Readied>,
+    sysmon_woke: Option<(Time, Readied)>,
     sysmon_rounds: Option<Vec<(Time, Time, Readied)>>,
     /// `sysmon`'s place against the working thread inside the node's group.
     group: Group,
@@ -489,14 +488,14 @@ impl Slices {
         let running = core.map_or(0, |k| now - self.hosts[h].cores[k].since);
         let p = &mut self.procs[node as usize];
         p.sysmon.as_mut().expect("sysmon is modelled").wake();
-        p.sysmon_woke = now;
-        p.sysmon_woke_at = Some(if core.is_some() {
+        let place = if core.is_some() {
             Readied::SysmonNodeRunning
         } else if p.waiting {
             Readied::SysmonNodeWaiting
         } else {
             Readied::SysmonNodeIdle
-        });
+        };
+        p.sysmon_woke = Some((now, place));
         let behind = p.group.sysmon_wakes(p.process.has_work(), running);
         if let Some(k) = core {
             if behind {
@@ -576,8 +575,8 @@ impl Slices {
         let syscall = p.process.in_syscall();
         let sysmon = p.sysmon.as_mut().expect("sysmon is modelled");
         if let Some(rounds) = &mut p.sysmon_rounds {
-            let woke_at = p.sysmon_woke_at.unwrap_or(Readied::SysmonNodeIdle);
-            rounds.push((now, now - p.sysmon_woke, woke_at));
+            let (woke, place) = p.sysmon_woke.expect("a round follows a wake-up");
+            rounds.push((now, now - woke, place));
         }
         p.sysmon_sleep = sysmon.round(busy, syscall);
         debug_assert_eq!(
@@ -943,9 +942,8 @@ impl Slices {
         let mut sysmon_first = !has_work || p.group.sysmon_first();
         if let Some(sysmon) = p.sysmon.as_mut().filter(|m| has_work && m.deep()) {
             sysmon.syscall_wake();
-            p.sysmon_woke = now;
             // The working thread's system call woke it: the node runs.
-            p.sysmon_woke_at = Some(Readied::SysmonNodeRunning);
+            p.sysmon_woke = Some((now, Readied::SysmonNodeRunning));
             sysmon_first = p.group.sysmon_wakes(true, 0);
         }
         debug_assert!(has_work || p.sysmon_due(), "a node runs for work or sysmon");
