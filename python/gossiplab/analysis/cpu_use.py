@@ -85,15 +85,13 @@ def cpu_while_publishing(
         found["sysmon_runs_per_s_all_nodes"] = runs
         if runs > 0:
             found["sysmon_us_per_run"] = found["sysmon_cores_all_nodes"] / runs * 1e6
-    # How often the nodes' threads blocked: a working thread with nothing to run, a sysmon
-    # going to sleep (real nodes, and the model's on time-sliced hosts).
-    if _recorded(resources, "voluntary_switches"):
-        blocks = cores_per_node(resources, start, end, "voluntary_switches")
-        found["voluntary_switches_per_s_all_nodes"] = float(blocks.sum())
-    # How often they were preempted: a thread switched out with work left.
-    if _recorded(resources, "involuntary_switches"):
-        preempted = cores_per_node(resources, start, end, "involuntary_switches")
-        found["involuntary_switches_per_s_all_nodes"] = float(preempted.sum())
+    # How often the nodes' threads blocked (a working thread with nothing to run, a sysmon
+    # going to sleep) and were preempted (switched out with work left): real nodes, and
+    # the model's on time-sliced hosts.
+    for column in ("voluntary_switches", "involuntary_switches"):
+        if _recorded(resources, column):
+            per_s = cores_per_node(resources, start, end, column)
+            found[f"{column}_per_s_all_nodes"] = float(per_s.sum())
     return found
 
 
