@@ -99,6 +99,9 @@ SCHEDULER = "its P's scheduler"
 NO_P = "no P (sysmon)"
 # A goroutine runnable again after sysmon preempted it (`Running->Runnable`, "preempted").
 PREEMPTED = "preempted"
+# A goroutine back from a system call whose P sysmon retook (`Syscall->Runnable`,
+# runtime/proc.go exitsyscallNoP): the name the model's `goroutine_waits` give it too.
+P_LOST = "P lost"
 
 _HEADER = re.compile(r"^M=(-?\d+) P=(-?\d+) G=(-?\d+) (\w+) Time=(\d+)")
 _GO = re.compile(r" GoID=(\d+) (\w+)->(\w+)")
@@ -291,6 +294,7 @@ def parse(lines: Iterable[str]) -> Schedule:
             s.syscall_ns[goid] += t - syscall_since.pop(goid)
         if old == "Syscall" and new == "Runnable":
             s.p_lost[goid] += 1
+            readied_by[goid] = P_LOST
         if new == "Syscall" and old == "Running":
             syscall_since[goid] = t
         if old == "Runnable" and goid in runnable_since:

@@ -11,6 +11,7 @@ import polars as pl
 sys.path.insert(0, str(Path(__file__).parents[1] / "bench"))
 from go_trace_schedule import (
     NO_P,
+    P_LOST,
     PREEMPTED,
     SCHEDULER,
     median,
@@ -229,8 +230,10 @@ def test_system_calls_end_a_stretch_and_are_counted_apart() -> None:
         60,
     )
     assert (reader.running_ns, reader.turns, reader.syscalls, reader.syscall_ns) == (80, 1, 0, 0)
-    # The sendLoop left its second syscall without its P (taken at 520).
+    # The sendLoop left its second syscall without its P (taken at 520), and waited 120 ns
+    # for one: a wait readied by the lost P, as the model names it.
     assert (sendloop.p_lost, reader.p_lost) == (1, 0)
+    assert s.waits_by_readier()["yamux sendLoop"] == {P_LOST: [120]}
     assert list(rows) == ["reader", "yamux sendLoop"]
     lines = report("node-1", s).splitlines()
     at = lines.index(next(line for line in lines if "running s" in line))

@@ -28,13 +28,15 @@
 //! the node's thread waited for the core: on a shared host a goroutine whose turn spans
 //! a wait for the core is preempted at `sysmon`'s first round 10 ms after it saw the
 //! turn, however little CPU the turn used. With `sysmon` modelled (`slices.rs`,
-//! `sysmon.rs`) its rounds do this (`long_turn`, `request_preemption`); a goroutine in
-//! a system call at that moment has its P retaken instead, and finds the P gone when
-//! the call returns (`exitsyscall` → the global run queue): the model preempts it the
-//! same way. A read or write piece is in its system call whole by default, the Go code
-//! around the call (decryption and framing, where `preemptone` stops it) included;
-//! `SyscallShares` puts the call in the first part of a read and the last part of a
-//! write. Without `sysmon` the model ends a turn after 10 ms of the node's CPU.
+//! `sysmon.rs`) its rounds do this (`long_turn`, `request_preemption`). A goroutine in
+//! a system call that long, or in the same call at two rounds in a row, has its P
+//! retaken instead (`retake` → `handoffp`, `Process::retake`): another thread runs the
+//! others meanwhile, and the goroutine back from its call waits for the P on the global
+//! run queue (`exitsyscallNoP`), or takes it back if it was left idle. A read or write
+//! piece is in its system call whole by default, the Go code around the call
+//! (decryption and framing, where `preemptone` stops it) included; `SyscallShares`
+//! puts the call in the first part of a read and the last part of a write. Without
+//! `sysmon` the model ends a turn after 10 ms of the node's CPU.
 //!
 //! Go's netpoller decides when a reading goroutine that waits on the network (a peer's
 //! reader; with the event loop, the connection's `recvLoop`) becomes runnable again. A P
@@ -273,6 +275,9 @@ pub enum Readied {
     Timer,
     /// Preempted for a long turn (`goschedImpl`), back from the global run queue.
     Preempted,
+    /// Back from a system call whose P `sysmon` retook, with the P running others
+    /// (`exitsyscallNoP` → `globrunqput`; a Go trace's `Syscall->Runnable`).
+    LostP,
     /// Work from outside the node's goroutines: a writer's socket or stream window
     /// opening, the heartbeat (no goroutine of its own in the model).
     Outside,
@@ -287,7 +292,7 @@ pub enum Readied {
 /// The names of what readied a goroutine other than a hand-off, by `Readied::code` less
 /// the number of goroutine kinds (a hand-off's code is its goroutine's kind, named by
 /// `KIND_NAMES`).
-pub const READIED_NAMES: [&str; 8] = [
+pub const READIED_NAMES: [&str; 9] = [
     "netpoll",
     "sysmon's netpoll",
     "timer",
@@ -296,6 +301,7 @@ pub const READIED_NAMES: [&str; 8] = [
     "node running",
     "node waiting",
     "node idle",
+    "P lost",
 ];
 
 impl Readied {
@@ -312,6 +318,7 @@ impl Readied {
             Readied::SysmonNodeRunning => other(5),
             Readied::SysmonNodeWaiting => other(6),
             Readied::SysmonNodeIdle => other(7),
+            Readied::LostP => other(8),
         }
     }
 }
@@ -349,6 +356,15 @@ enum Call {
     Read,
     /// A write: the framing and encryption first, the call last.
     Write,
+}
+
+/// Where a goroutine back from a system call whose P was retaken finds the P.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SyscallReturn {
+    /// Running other goroutines on another thread: it goes to the global run queue.
+    Busy,
+    /// Idle: it takes the P back, and wakes `sysmon` from its deep sleep.
+    Idle,
 }
 
 /// The part of a connection's read and write pieces spent inside the system call, in
@@ -393,6 +409,20 @@ impl SyscallShares {
         match call {
             Call::Read => (cost - left) * u128::from(WHOLE) < u128::from(self.read) * cost,
             Call::Write => left * u128::from(WHOLE) <= u128::from(self.write) * cost,
+        }
+    }
+
+    /// The CPU time until a piece making `call`, of `cost` with `left` still to run,
+    /// returns from the call: a write's call ends with the piece, a read's once its
+    /// share of the piece has run.
+    fn call_left(&self, call: Call, cost: Time, left: Time) -> Time {
+        match call {
+            Call::Read => {
+                let in_call =
+                    (u128::from(self.read) * u128::from(cost)).div_ceil(u128::from(WHOLE));
+                (in_call as Time).saturating_sub(cost - left)
+            }
+            Call::Write => left,
         }
     }
 }
@@ -455,6 +485,11 @@ pub struct Process {
     /// `sysmon` asked the running goroutine to stop (`preemptone`): it does as the node's
     /// thread next runs (`take_preemption`).
     preempt_requested: bool,
+    /// The system call of the running goroutine whose P `sysmon` retook (`retake`).
+    retaken: Option<u32>,
+    /// What the goroutine back from a retaken call found (`SyscallReturn`), until
+    /// `settle` or the caller takes it.
+    returned: Option<SyscallReturn>,
     /// The connection's yamux `sendLoop` makes the write system calls, not the peer's
     /// writer (`writes_in_send_loop`).
     send_loop_writes: bool,
@@ -501,6 +536,10 @@ impl Process {
     /// goroutine, or a chain of `runnext` hand-offs, which share a `schedtick`); a new
     /// `schedtick` is noted with `now` (`pd.schedtick`, `pd.schedwhen`).
     pub fn long_turn(&mut self, now: Time) -> bool {
+        if self.retaken.is_some() {
+            // The P runs on another thread: the goroutine in the call has no turn.
+            return false;
+        }
         match self.sysmon_saw {
             Some((tick, since)) if tick == self.schedtick => since + GO_TURN <= now,
             _ => {
@@ -527,16 +566,77 @@ impl Process {
         if self.run_queue.is_empty() {
             return;
         }
-        self.preempt_running();
+        self.preempt_running(Readied::Preempted);
         self.note_running();
     }
 
-    /// The running goroutine is preempted (`goschedImpl`): to the back of the global run
-    /// queue, with a turn of its own to come, and the P schedules.
-    fn preempt_running(&mut self) {
+    /// `sysmon` retook the P from the running goroutine's system call (`retake` →
+    /// `handoffp`, runtime/proc.go). With one P, `handoffp` always gives the P to another
+    /// thread (`startm`): with goroutines runnable it runs them, and the goroutine back
+    /// from its call finds the P taken and waits on the global run queue
+    /// (`exitsyscallNoP` → `globrunqput`); with none, that thread polls the network
+    /// (`findRunnable`'s `netpoll(0)`: readers whose data arrived become runnable) and,
+    /// finding nothing, leaves the P idle and blocks in `netpoll`, where data wakes a
+    /// reader at once (`arrive`). An idle P lets `sysmon` sleep deeply, and the goroutine
+    /// back from its call takes the P and wakes it (`exitsyscallTryGetP`;
+    /// `took_idle_p`). The model's node has one working thread: the call goes on first,
+    /// the others after it, and the second thread's CPU and switches are not charged.
+    pub fn retake(&mut self) {
+        self.retaken = self.in_syscall();
+        debug_assert!(
+            self.retaken.is_some(),
+            "a retake takes a P in a system call"
+        );
+        if !self.others_runnable() {
+            self.inject(false);
+        }
+    }
+
+    /// True if the node's P runs goroutines: it has work, and is not idle while the
+    /// goroutine it was retaken from is still in its call.
+    pub fn p_busy(&self) -> bool {
+        self.has_work() && (self.retaken.is_none() || self.others_runnable())
+    }
+
+    /// True once (then false until the next time) if a goroutine back from a call whose P
+    /// was retaken found the P idle and took it (`exitsyscallTryGetP`, which wakes a
+    /// `sysmon` in its deep sleep).
+    pub fn took_idle_p(&mut self) -> bool {
+        self.returned.take() == Some(SyscallReturn::Idle)
+    }
+
+    /// Goroutines other than the running one are runnable.
+    fn others_runnable(&self) -> bool {
+        self.run_queue.len() > 1
+            || self.runnext.is_some()
+            || !self.timer_ready.is_empty()
+            || !self.global.is_empty()
+    }
+
+    /// The running goroutine is back from its retaken call: the P is busy if another
+    /// goroutine is runnable (the other thread runs it), else idle.
+    fn call_returns(&mut self) {
+        self.retaken = None;
+        self.returned = Some(if self.others_runnable() {
+            SyscallReturn::Busy
+        } else {
+            SyscallReturn::Idle
+        });
+    }
+
+    /// True if the running goroutine's piece makes the call whose P was retaken.
+    fn in_retaken_call(&self, piece: &Piece) -> bool {
+        self.retaken.is_some() && piece.syscall.map(|(_, number)| number) == self.retaken
+    }
+
+    /// The running goroutine is preempted (`goschedImpl`), or back from a call without
+    /// its P (`why`): to the back of the global run queue, with a turn of its own to
+    /// come, and the P schedules.
+    fn preempt_running(&mut self, why: Readied) {
+        self.retaken = None;
         let front = self.run_queue.pop_front().expect("a running goroutine");
         self.start_turn(front as usize);
-        self.readied(front, Readied::Preempted);
+        self.readied(front, why);
         self.global.push_back(front);
         self.schedule();
         self.turn = 0;
@@ -774,7 +874,7 @@ impl Process {
         let piece = self.piece(cost, event, Some(Call::Read));
         if self.runnable(id) {
             self.push_piece(id, piece, Wake::Tail);
-        } else if self.has_work() || !self.netpoll.is_empty() {
+        } else if self.p_busy() || !self.netpoll.is_empty() {
             self.netpoll.push_back((id, piece));
         } else {
             self.last_poll = now;
@@ -828,23 +928,26 @@ impl Process {
     /// The number of the system call the running goroutine is in, if its piece is one,
     /// has begun, and is in the part of it inside the call (`SyscallShares`; `sysmon`'s
     /// `retake`, `sysmon.rs`).
+    /// A call whose P was retaken holds no P: `sysmon` no longer finds the P in it.
     pub fn in_syscall(&self) -> Option<u32> {
         let &front = self.run_queue.front()?;
         let piece = self.routines[front as usize].pieces.front()?;
         let (call, number) = piece.syscall?;
         let inside = self.syscall_shares.inside(call, piece.cost, piece.left);
-        (piece.started && inside).then_some(number)
+        (piece.started && inside && self.retaken != Some(number)).then_some(number)
     }
 
-    /// CPU time until the running goroutine's piece is done or (without `sysmon`) its
-    /// turn ends.
+    /// CPU time until the running goroutine's piece is done, its retaken call returns,
+    /// or (without `sysmon`) its turn ends.
     pub fn until_tick(&self) -> Time {
         let r = &self.routines[self.run_queue[0] as usize];
-        let left = r
-            .pieces
-            .front()
-            .expect("a runnable goroutine has work")
-            .left;
+        let piece = r.pieces.front().expect("a runnable goroutine has work");
+        let left = match piece.syscall {
+            Some((call, _)) if self.in_retaken_call(piece) => {
+                self.syscall_shares.call_left(call, piece.cost, piece.left)
+            }
+            _ => piece.left,
+        };
         if self.sysmon_ends_turns {
             return left;
         }
@@ -856,21 +959,33 @@ impl Process {
     /// running goroutine's hand-off.
     pub fn run_for(&mut self, elapsed: Time) -> Option<Event> {
         self.turn += elapsed;
-        let r = &mut self.routines[self.run_queue[0] as usize];
-        let piece = r.pieces.front_mut().expect("a runnable goroutine has work");
+        let front = self.run_queue[0] as usize;
+        let piece = self.routines[front].pieces.front_mut();
+        let piece = piece.expect("a runnable goroutine has work");
         piece.left = piece.left.saturating_sub(elapsed);
-        if piece.left > 0 {
-            piece.started |= elapsed > 0;
+        piece.started |= elapsed > 0;
+        let piece = &self.routines[front].pieces[0];
+        let done = piece.left == 0;
+        if self.in_retaken_call(piece) {
+            let (call, _) = piece.syscall.expect("a call");
+            if done || !self.syscall_shares.inside(call, piece.cost, piece.left) {
+                self.call_returns();
+            }
+        }
+        if !done {
             return None;
         }
         self.handing_off = true;
-        r.pieces.pop_front().map(|piece| piece.event)
+        self.routines[front]
+            .pieces
+            .pop_front()
+            .map(|piece| piece.event)
     }
 
     /// After a piece's event: a goroutine without work blocks and the next one runs in
-    /// the rest of its turn if it is in `runnext`; without `sysmon`, one whose turn is
-    /// used up goes to the back of the global run queue and the next one gets a turn of
-    /// its own.
+    /// the rest of its turn if it is in `runnext`; one back from a retaken call that
+    /// found the P busy, and (without `sysmon`) one whose turn is used up, go to the back
+    /// of the global run queue and the next one gets a turn of its own.
     pub fn settle(&mut self) {
         self.settle_front();
         self.note_running();
@@ -879,6 +994,10 @@ impl Process {
     /// `settle`'s change of the run queue's front.
     fn settle_front(&mut self) {
         self.handing_off = false;
+        let lost_p = self.returned == Some(SyscallReturn::Busy);
+        if lost_p {
+            self.returned = None;
+        }
         let Some(&front) = self.run_queue.front() else {
             return;
         };
@@ -889,8 +1008,10 @@ impl Process {
             if !self.schedule() {
                 self.turn = 0;
             }
+        } else if lost_p {
+            self.preempt_running(Readied::LostP);
         } else if !self.sysmon_ends_turns && self.turn >= GO_TURN {
-            self.preempt_running();
+            self.preempt_running(Readied::Preempted);
         }
     }
 
@@ -1627,5 +1748,102 @@ mod tests {
         p.request_preemption();
         p.take_preemption();
         assert_eq!(p.until_tick(), MS, "the writer runs next");
+    }
+
+    /// A process whose writer (writing the connection itself, without the event loop)
+    /// has two pieces of 1 ms, ev(1) and ev(2), and has run half of the first, inside
+    /// its write system call (a whole piece by default): `sysmon` retakes its P.
+    fn retaken_writer() -> Process {
+        let mut p = Process::default();
+        p.push(Goroutine::Writer(1), MS, ev(1), Wake::Tail);
+        p.push(Goroutine::Writer(1), MS, ev(2), Wake::Tail);
+        assert_eq!(p.run_for(MS / 2), None);
+        assert!(p.in_syscall().is_some());
+        p
+    }
+
+    #[test]
+    fn a_goroutine_back_from_a_retaken_call_waits_behind_the_others_on_the_global_queue() {
+        // runtime/proc.go: `retake` → `handoffp` finds the validator runnable and starts
+        // a thread for the P; the writer back from its write finds the P taken
+        // (`exitsyscallNoP` → `globrunqput`). Without the retake the writer would write
+        // its second RPC before the validator runs (a goroutine loops over its queue).
+        let mut p = retaken_writer();
+        p.push(Goroutine::Validator, MS, ev(3), Wake::Tail);
+        p.retake();
+        assert!(p.p_busy(), "the P runs the validator on another thread");
+        assert_eq!(p.in_syscall(), None, "a retaken call holds no P");
+        assert_eq!(p.until_tick(), MS / 2, "the call goes on");
+        assert_eq!(done(&mut p, MS / 2), Some(ev(1)));
+        assert!(!p.took_idle_p());
+        assert_eq!(done(&mut p, MS), Some(ev(3)));
+        assert_eq!(done(&mut p, MS), Some(ev(2)));
+        assert!(!p.has_work());
+    }
+
+    #[test]
+    fn a_goroutine_alone_on_its_p_leaves_it_idle_in_a_retaken_call_and_takes_it_back() {
+        // `handoffp`'s thread finds nothing to run and leaves the P idle (so `sysmon`
+        // may sleep deeply); the writer back from its call takes it
+        // (`exitsyscallTryGetP`, which wakes `sysmon`) and writes on.
+        let mut p = retaken_writer();
+        p.retake();
+        assert!(!p.p_busy(), "an idle P");
+        assert!(p.has_work(), "the writer is still in its call");
+        assert_eq!(done(&mut p, MS / 2), Some(ev(1)));
+        assert!(p.took_idle_p());
+        assert!(!p.took_idle_p(), "told once");
+        assert!(p.p_busy());
+        assert_eq!(done(&mut p, MS), Some(ev(2)));
+    }
+
+    #[test]
+    fn data_for_a_reader_while_the_p_is_idle_readies_it_at_once() {
+        // With the P idle, the thread `handoffp` started blocks in `netpoll`: data
+        // readies its reader at once (on a busy P it would wait for a poll), the P runs
+        // it, and the writer back from its call waits on the global run queue.
+        let reader = Goroutine::Reader(5);
+        let mut p = retaken_writer();
+        p.retake();
+        p.arrive(reader, MS, ev(9), MS / 2);
+        assert!(p.runnable(reader));
+        assert!(p.p_busy());
+        assert_eq!(done(&mut p, MS / 2), Some(ev(1)));
+        assert!(!p.took_idle_p(), "the P is taken");
+        assert_eq!(done(&mut p, MS), Some(ev(9)));
+        assert_eq!(done(&mut p, MS), Some(ev(2)));
+    }
+
+    #[test]
+    fn a_reader_retaken_in_its_read_waits_for_the_p_after_the_call_not_after_the_piece() {
+        // The read system call is the first quarter of the reader's 4 ms piece: retaken
+        // 0.5 ms in, the call returns at 1 ms, where the reader finds the P running the
+        // validator and waits for it with its decoding (3 ms) left.
+        let reader = Goroutine::Reader(1);
+        let mut p = Process::default();
+        p.set_syscall_shares(SyscallShares::new(1.0, 0.25));
+        p.arrive(reader, 4 * MS, ev(1), 0);
+        p.push(Goroutine::Validator, MS, ev(2), Wake::Tail);
+        assert_eq!(p.run_for(MS / 2), None);
+        p.retake();
+        assert_eq!(p.until_tick(), MS / 2, "to the call's end");
+        assert_eq!(done(&mut p, MS / 2), None);
+        assert_eq!(p.until_tick(), MS, "the validator");
+        assert_eq!(done(&mut p, MS), Some(ev(2)));
+        assert_eq!(p.until_tick(), 3 * MS);
+        assert_eq!(done(&mut p, 3 * MS), Some(ev(1)));
+    }
+
+    #[test]
+    fn a_goroutine_back_from_a_retaken_call_is_recorded_as_having_lost_its_p() {
+        let mut p = retaken_writer();
+        p.record_waits();
+        p.push(Goroutine::Validator, MS, ev(3), Wake::Tail);
+        p.retake();
+        done(&mut p, MS / 2);
+        done(&mut p, MS);
+        let waits = p.waits();
+        let writer = waits.iter().find(|w| w.id == Goroutine::Writer(1));
+        assert_eq!(writer.map(|w| w.readied), Some(Readied::LostP));
     }
 }

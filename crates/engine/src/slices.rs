@@ -142,6 +142,18 @@ impl Node {
         self.sysmon.as_ref().is_some_and(Sysmon::due)
     }
 
+    /// The running working thread wakes a `sysmon` in its deep sleep: by a system call
+    /// (`entersyscall`), or taking the idle P back after a retaken call
+    /// (`exitsyscallTryGetP`). Its round is due, placed in the group beside the working
+    /// thread (whose time on the core is counted); returns whether it is behind it and
+    /// preempts it, or `None` if `sysmon` was not in its deep sleep.
+    fn wake_deep_sysmon(&mut self, now: Time) -> Option<bool> {
+        let sysmon = self.sysmon.as_mut().filter(|m| m.deep())?;
+        sysmon.syscall_wake();
+        self.sysmon_woke = Some((now, Readied::SysmonNodeRunning));
+        Some(self.group.sysmon_wakes(true, 0))
+    }
+
     /// The working thread leaves its core at `now` with work left: an involuntary
     /// switch (`nonvoluntary_ctxt_switches`), unless the kernel's pick gives the core
     /// straight back to it (`resumes`).
@@ -557,10 +569,11 @@ impl Slices {
     }
 
     /// Core `k`'s node runs its `sysmon`'s round: what the round does is decided now
-    /// (`Sysmon::round`, on the node's state as the round begins; on a node with
-    /// goroutines to run, `retake` preempts one whose turn is too long, as the working
-    /// thread next runs), and the core's tick comes when its CPU time is spent. A round
-    /// runs to its end: it is a few µs, and nothing preempts it.
+    /// (`Sysmon::round`, on the node's state as the round begins: on a node whose P runs
+    /// goroutines, `retake` takes the P from a system call, `Process::retake`, or
+    /// preempts a goroutine whose turn is too long, as the working thread next runs),
+    /// and the core's tick comes when its CPU time is spent. A round runs to its end: it
+    /// is a few µs, and nothing preempts it.
     fn run_sysmon(&mut self, queue: &mut EventQueue, h: usize, k: usize) {
         let now = queue.now();
         let node = self.hosts[h].cores[k].node;
@@ -568,17 +581,21 @@ impl Slices {
         p.sysmon_on_core = true;
         p.sysmon_preempts = false;
         p.switches.sysmon_ran(now);
-        let busy = p.process.has_work();
-        if busy && p.process.long_turn(now) {
-            p.process.request_preemption();
-        }
+        let busy = p.process.p_busy();
+        let too_long = busy && p.process.long_turn(now);
         let syscall = p.process.in_syscall();
         let sysmon = p.sysmon.as_mut().expect("sysmon is modelled");
         if let Some(rounds) = &mut p.sysmon_rounds {
             let (woke, place) = p.sysmon_woke.expect("a round follows a wake-up");
             rounds.push((now, now - woke, place));
         }
-        p.sysmon_sleep = sysmon.round(busy, syscall);
+        let round = sysmon.round(busy, syscall, too_long);
+        p.sysmon_sleep = round.sleep;
+        if round.retook {
+            p.process.retake();
+        } else if too_long {
+            p.process.request_preemption();
+        }
         debug_assert_eq!(
             self.hosts[h].cores[k].since, now,
             "the core's time is counted"
@@ -791,6 +808,9 @@ impl Slices {
         if !has_work {
             p.switches.worker_blocked(now);
         }
+        if process.took_idle_p() && p.wake_deep_sysmon(now) == Some(true) {
+            p.sysmon_preempts = true;
+        }
         let sysmon_preempts = std::mem::take(&mut p.sysmon_preempts);
         if has_work && now < c.noticed_at {
             if sysmon_preempts {
@@ -940,11 +960,8 @@ impl Slices {
         let p = &mut self.procs[node as usize];
         let has_work = p.process.has_work();
         let mut sysmon_first = !has_work || p.group.sysmon_first();
-        if let Some(sysmon) = p.sysmon.as_mut().filter(|m| has_work && m.deep()) {
-            sysmon.syscall_wake();
-            // The working thread's system call woke it: the node runs.
-            p.sysmon_woke = Some((now, Readied::SysmonNodeRunning));
-            sysmon_first = p.group.sysmon_wakes(true, 0);
+        if let Some(behind) = has_work.then(|| p.wake_deep_sysmon(now)).flatten() {
+            sysmon_first = behind;
         }
         debug_assert!(has_work || p.sysmon_due(), "a node runs for work or sysmon");
         let sysmon_runs = p.sysmon_due() && sysmon_first;

@@ -26,11 +26,17 @@
 //! (50 µs, `init_task`'s), and on a host with few other timers it fires at the end of
 //! that range.
 //!
+//! A round also takes the P from a goroutine whose turn is too long while it is in a
+//! system call (`preemptone` cannot stop it there: `sysretake`); with one P there is
+//! never an idle P or a spinning thread, so the check that spares a goroutine alone on
+//! its P (`runqempty(pp) && nmspinning+npidle > 0`) never holds, and every round that
+//! finds the same call retakes. What a retake does to the node's goroutines is
+//! `Process::retake`'s (`handoffp`).
+//!
 //! Not modelled: the deep sleep's own end at the node's next timer (the node wakes for
-//! its timer, and its first system call wakes `sysmon` in the same instant); the
-//! thread `retake` hands the P to (`handoffp` → `startm`: the model runs a node's
-//! goroutines on one thread); `sysmon`'s own poll of the network, which the model
-//! makes at the node's scheduling points (`Process::sysmon_poll`).
+//! its timer, and its first system call wakes `sysmon` in the same instant);
+//! `sysmon`'s own poll of the network, which the model makes at the node's scheduling
+//! points (`Process::sysmon_poll`).
 
 use crate::config::Time;
 
@@ -101,30 +107,48 @@ impl Sysmon {
         };
     }
 
-    /// Its round, on a node whose P is `busy` (it has goroutines to run), in system
-    /// call `syscall` if its running goroutine is in one. Returns how long it sleeps
-    /// once the round is done (the timer slack included), or `None` for its deep sleep.
-    /// A round that finds the P idle sleeps deeply, unless a system call just woke it
-    /// from there: that round goes on past the check (`sysmon` looks at `npidle` before
-    /// its deep sleep, not after) to `retake` and its 20 µs sleep.
-    pub fn round(&mut self, busy: bool, syscall: Option<u32>) -> Option<Time> {
+    /// Its round, on a node whose P is `busy` (it runs goroutines), in system call
+    /// `syscall` if its running goroutine is in one, with a turn `too_long` for
+    /// `retake` (`Process::long_turn`). A round that finds the P idle sleeps deeply,
+    /// unless a system call just woke it from there: that round goes on past the check
+    /// (`sysmon` looks at `npidle` before its deep sleep, not after) to `retake` and
+    /// its 20 µs sleep. A busy P in the call the last round saw, or in any call with
+    /// its turn too long, is retaken.
+    pub fn round(&mut self, busy: bool, syscall: Option<u32>, too_long: bool) -> Round {
         self.due = false;
         let syscall_woke = std::mem::take(&mut self.syscall_woke);
         if !busy && !syscall_woke {
             self.deep = true;
             self.seen_syscall = None;
-            return None;
+            return Round {
+                sleep: None,
+                retook: false,
+            };
         }
-        let retook = busy && syscall.is_some() && syscall == self.seen_syscall;
-        self.seen_syscall = syscall.filter(|_| busy);
+        let in_call = syscall.filter(|_| busy);
+        let retook = in_call.is_some() && (too_long || in_call == self.seen_syscall);
+        self.seen_syscall = in_call;
         self.idle = if retook { 0 } else { self.idle + 1 };
         if self.idle == 0 {
             self.delay = FIRST_SLEEP;
         } else if self.idle > SHORT_ROUNDS {
             self.delay = (2 * self.delay).min(LONGEST_SLEEP);
         }
-        Some(self.delay + TIMER_SLACK)
+        Round {
+            sleep: Some(self.delay + TIMER_SLACK),
+            retook,
+        }
     }
+}
+
+/// What a `sysmon` round decided.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Round {
+    /// How long it sleeps once the round is done (the timer slack included), or `None`
+    /// for its deep sleep.
+    pub sleep: Option<Time>,
+    /// It took the P from the running goroutine's system call (`retake` → `handoffp`).
+    pub retook: bool,
 }
 
 #[cfg(test)]
@@ -132,6 +156,11 @@ mod tests {
     use super::*;
 
     const SLACK: Time = TIMER_SLACK;
+
+    /// A round's sleep, with no turn too long.
+    fn sleep(m: &mut Sysmon, busy: bool, syscall: Option<u32>) -> Option<Time> {
+        m.round(busy, syscall, false).sleep
+    }
 
     /// A `sysmon` woken by the node's system call, its first round done on a busy node.
     fn woken() -> Sysmon {
@@ -146,7 +175,9 @@ mod tests {
         // runtime/proc.go:sysmon: `idle` counts the rounds since a retake; the sleep
         // is 20 µs while idle <= 50, then doubles each round, up to 10 ms.
         let mut m = woken();
-        let sleeps: Vec<Time> = (0..62).map(|_| m.round(true, None).unwrap()).collect();
+        let sleeps: Vec<Time> = (0..62)
+            .map(|_| sleep(&mut m, true, None).unwrap())
+            .collect();
         // Round 1 follows the wake-up from the deep sleep (idle 0 → 1 after it).
         assert!(sleeps[..50].iter().all(|&s| s == 20_000 + SLACK));
         // After round 51, idle = 51 > 50: 40 µs, 80, 160, ..., 10,240 → 10,000.
@@ -163,13 +194,13 @@ mod tests {
     fn a_system_call_seen_at_two_rounds_in_a_row_is_retaken_and_resets_the_sleep() {
         let mut m = woken();
         for _ in 0..60 {
-            m.round(true, None);
+            sleep(&mut m, true, None);
         }
-        assert_eq!(m.round(true, Some(7)), Some(10_000_000 + SLACK));
+        assert_eq!(sleep(&mut m, true, Some(7)), Some(10_000_000 + SLACK));
         // Same system call at the next round: `retake` takes the P, idle = 0.
-        assert_eq!(m.round(true, Some(7)), Some(20_000 + SLACK));
+        assert_eq!(sleep(&mut m, true, Some(7)), Some(20_000 + SLACK));
         // A new one (the goroutine made another call since) is not retaken.
-        assert_eq!(m.round(true, Some(8)), Some(20_000 + SLACK));
+        assert_eq!(sleep(&mut m, true, Some(8)), Some(20_000 + SLACK));
         assert_eq!(m.idle, 1);
     }
 
@@ -177,14 +208,14 @@ mod tests {
     fn an_idle_node_s_sysmon_sleeps_deeply_until_the_node_makes_a_system_call() {
         let mut m = woken();
         for _ in 0..60 {
-            m.round(true, Some(1));
-            m.round(true, None);
+            sleep(&mut m, true, Some(1));
+            sleep(&mut m, true, None);
         }
-        assert_eq!(m.round(false, None), None);
+        assert_eq!(sleep(&mut m, false, None), None);
         assert!(m.deep());
         // The node's next system call wakes it with `idle` and `delay` reset.
         m.syscall_wake();
-        assert_eq!(m.round(true, None), Some(20_000 + SLACK));
+        assert_eq!(sleep(&mut m, true, None), Some(20_000 + SLACK));
         assert_eq!(m.idle, 1);
     }
 
@@ -193,10 +224,46 @@ mod tests {
         // `sysmon` checks `npidle` before its deep sleep: woken from it, it goes on to
         // `retake` and `usleep(20)`, and only the round after that sleeps deeply again.
         let mut m = woken();
-        assert_eq!(m.round(false, None), Some(20_000 + SLACK));
+        assert_eq!(sleep(&mut m, false, None), Some(20_000 + SLACK));
         assert!(!m.deep());
         m.wake();
-        assert_eq!(m.round(false, None), None);
+        assert_eq!(sleep(&mut m, false, None), None);
         assert!(m.deep());
+    }
+
+    #[test]
+    fn a_turn_too_long_in_a_system_call_is_retaken_at_the_first_round_that_sees_it() {
+        // runtime/proc.go:retake: `preemptone` fails on a goroutine in a system call, so
+        // `sysretake` takes the P whatever `pd.syscalltick` says; a long turn outside a
+        // call is preempted, not retaken (`n` counts Ps taken from calls only).
+        let mut m = woken();
+        for _ in 0..60 {
+            sleep(&mut m, true, None);
+        }
+        let outside = m.round(true, None, true);
+        assert_eq!(
+            (outside.retook, outside.sleep),
+            (false, Some(10_000_000 + SLACK))
+        );
+        let inside = m.round(true, Some(3), true);
+        assert_eq!((inside.retook, inside.sleep), (true, Some(20_000 + SLACK)));
+        // An idle P is never retaken: its `sysmon` sleeps deeply.
+        assert_eq!(
+            m.round(false, Some(4), true),
+            Round {
+                sleep: None,
+                retook: false
+            }
+        );
+    }
+
+    #[test]
+    fn a_retake_is_reported_once_per_system_call_seen_twice() {
+        let mut m = woken();
+        let retook: Vec<bool> = [Some(1), Some(1), Some(2), None, Some(2), Some(2)]
+            .iter()
+            .map(|&call| m.round(true, call, false).retook)
+            .collect();
+        assert_eq!(retook, [false, true, false, false, false, true]);
     }
 }
