@@ -125,7 +125,7 @@ GOLDEN = {
     "gossipsub-2.0-loss": "95a66d9536f5600068dc1037e76d87a04bf5ec27bebf4675c9101287027c4ea0",
     "cpu-own-cores": "7c70ab86613c4bf9f7fcb313d10e3c6814c477280250091f78fb5e1670c5e09a",
     "cpu-shared-hosts": "20cb86c5f415ece3a7d994f64dce934855a7bcdfb58356c9783b79c1733bd27d",
-    "cpu-event-loop": "55f33669cc23f8dfc218f2173450135d717fae8e44886b5284f5d57e3353e612",
+    "cpu-event-loop": "0526a4e1e6d62ff2c9ce92f4ca8a10c95c66e5bbd3daea74bc3d848f3749ff78",
 }
 
 

@@ -110,6 +110,13 @@ struct Node {
     /// `sysmon` woke behind the working thread at an instant its core's tick was due:
     /// it preempts the working thread once the tick's event is carried out.
     sysmon_preempts: bool,
+    /// The working thread is blocked in `netpoll`, or woke from it and has not run
+    /// yet: the node's P is idle. Go's `findRunnable` puts the P on the idle list before
+    /// its blocking `netpoll` and takes it back only once the thread runs again
+    /// (`pidleput`, then `pidleget` after `netpoll(delay)` returns), so a `sysmon` round
+    /// while the node waits for a core after waking finds the P idle and sleeps deeply,
+    /// and the thread's first system call wakes it again.
+    in_netpoll: bool,
     /// Its threads' switches, per second (the `resources` table), and when its working
     /// thread last left a core with work left (`preempted`).
     switches: Switches,
@@ -292,6 +299,7 @@ impl Slices {
                         core_waits: record.then(Vec::new),
                         sysmon,
                         sysmon_rounds: (record && sysmon.is_some()).then(Vec::new),
+                        in_netpoll: true,
                         ..Node::default()
                     }
                 })
@@ -581,7 +589,7 @@ impl Slices {
         p.sysmon_on_core = true;
         p.sysmon_preempts = false;
         p.switches.sysmon_ran(now);
-        let busy = p.process.p_busy();
+        let busy = p.process.p_busy() && !p.in_netpoll;
         let too_long = busy && p.process.long_turn(now);
         let syscall = p.process.in_syscall();
         let sysmon = p.sysmon.as_mut().expect("sysmon is modelled");
@@ -807,6 +815,7 @@ impl Slices {
         let has_work = process.has_work();
         if !has_work {
             p.switches.worker_blocked(now);
+            p.in_netpoll = true;
         }
         if process.took_idle_p() && p.wake_deep_sysmon(now) == Some(true) {
             p.sysmon_preempts = true;
@@ -986,6 +995,12 @@ impl Slices {
                 ran: 0,
             });
             p.visit_recorded = true;
+        }
+        // Back from `netpoll`: it takes the P, and its first system call wakes a
+        // `sysmon` that slept deeply meanwhile (`start` wakes one that was already).
+        let back = std::mem::take(&mut p.in_netpoll) && p.process.has_work();
+        if back && p.wake_deep_sysmon(now) == Some(true) {
+            p.sysmon_preempts = true;
         }
         p.process.at(now);
         p.process.take_preemption();

@@ -16,7 +16,9 @@
 //! → `entersyscallWakeSysmon`), `idle` and `delay` reset (`syscallWake`); that round
 //! goes on to `retake` and a 20 µs sleep whatever the P does by then (the `npidle`
 //! check comes before the deep sleep), and the next one sleeps deeply again if the P
-//! is idle. A node has
+//! is idle. The P is idle whenever the node's thread is in the blocking `netpoll` or
+//! has woken from it and not yet run (`findRunnable`: `pidleput` before, `pidleget`
+//! after), and after a retake that left it idle (`Process::p_busy`). A node has
 //! one P (`GOMAXPROCS=1`: the model runs a node on one thread); `retake` takes it when
 //! a goroutine is in the same system call as at the last round (`pd.syscalltick`
 //! unchanged: "more than 1 sysmon tick (at least 20us)").

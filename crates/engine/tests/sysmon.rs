@@ -398,3 +398,51 @@ fn a_sysmon_that_wakes_while_its_node_waits_for_the_core_says_so() {
     assert_eq!(places[0], Readied::SysmonNodeRunning);
     assert_eq!(places.last(), Some(&Readied::SysmonNodeIdle));
 }
+
+/// `sysmon`'s timed sleeps with its 10 µs round (20 µs doubled up to 10 ms, each plus
+/// the timer's slack): a sleep of any other length was its deep sleep.
+fn timed_sleep(sleep: u64) -> bool {
+    (0..10).any(|i| sleep == ((20 * US) << i).min(10 * MS) + 50 * US)
+}
+
+#[test]
+fn a_sysmon_round_before_its_thread_runs_back_from_netpoll_finds_the_p_idle() {
+    // runtime/proc.go:findRunnable puts the P on the idle list before its blocking
+    // netpoll and takes it back only once the thread runs: a sysmon round in the visit
+    // that brings the thread back, before it runs, finds every P idle and sleeps deeply
+    // (npidle == gomaxprocs); the thread's first system call, at once, wakes it
+    // (entersyscall), its next round being due then with the node running. Six leaves
+    // share a core, a copy of 300 µs each every 1.5 ms: they block between copies and
+    // wake while another runs.
+    let patch = json!({"cpu": {
+        "nodes_per_host": 7, "cores": 1, "time_slice_ns": MS, "hrtick": true,
+        "per_copy_ns": 300 * US, "record_waits": [1, 2, 3, 4, 5, 6], "sysmon": true,
+        "per_sysmon_round_ns": 10 * US
+    }});
+    let c = config(7, "floodsub", 10 * MS, 2 * S, 1, patch);
+    let schedule = messages(0, 100 * MS, 1_500 * US, 40, 100);
+    let mut sim = Simulation::new(&c, &star(6), &schedule).unwrap();
+    sim.run();
+    let waits = sim.goroutine_waits();
+    let mut found = 0;
+    for leaf in 1..=6 {
+        let own = |kind| {
+            waits
+                .iter()
+                .filter(move |w| w.node == leaf && w.kind == kind)
+        };
+        let thread_runs: Vec<u64> = own(NODE_THREAD).map(|w| w.at).collect();
+        let rounds: Vec<_> = own(SYSMON_THREAD).collect();
+        for pair in rounds.windows(2) {
+            let (round, next) = (pair[0], pair[1]);
+            let done = round.at + 10 * US;
+            let deep = !timed_sleep(next.at - next.wait - done);
+            if deep && thread_runs.contains(&done) {
+                found += 1;
+                assert_eq!(next.at - next.wait, done, "leaf {leaf}: woken at once");
+                assert_eq!(next.readied, Some(Readied::SysmonNodeRunning));
+            }
+        }
+    }
+    assert!(found > 0, "no round found the P idle before its thread ran");
+}

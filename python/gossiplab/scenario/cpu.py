@@ -108,6 +108,11 @@ MEASURED_PER_COPY_ONE_P_LOOP = {"strict-sign": 44_690, "strict-no-sign": 0}
 # the same less one ed25519 signing and one verification (17.3 and 49.8 µs,
 # `go test crypto/ed25519 -bench 'Signing|Verification'` on this machine).
 MEASURED_PER_PUBLISH_ONE_P_LOOP = {"strict-sign": 94_300, "strict-no-sign": 27_200}
+# The part of a yamux sendLoop's write and of a recvLoop's read inside the system call,
+# by the real nodes' CPU profiles on one P (docs/network-calibration.md, "Per goroutine
+# turn": 0.79-0.86 and 0.28-0.41 over six loads, pooled): where sysmon finds the P in a
+# call and retakes it, which with the P handed to another thread delays the goroutine.
+MEASURED_SYSCALL_SHARES = {"send_loop_syscall_share": 0.82, "recv_loop_syscall_share": 0.34}
 COST_FIELDS = (
     "per_copy",
     "per_rpc_received",
@@ -210,7 +215,8 @@ class CpuConfig(Section):
     # The part of a yamux sendLoop's write and of a recvLoop's read that is the system
     # call, where sysmon can find the node's P and retake it (the write comes at the end
     # of its work, the read at the start). 1: the whole piece. Real nodes' CPU profiles:
-    # 0.82 and 0.34 (docs/network-calibration.md). With sysmon and the event loop only.
+    # 0.82 and 0.34 (docs/network-calibration.md), which `costs = "measured"` sets with sysmon
+    # and the event loop. With sysmon and the event loop only.
     send_loop_syscall_share: float = Field(default=1.0, gt=0, le=1)
     recv_loop_syscall_share: float = Field(default=1.0, gt=0, le=1)
     # The event loop's work per RPC it handles (pubsub.go:handleIncomingRPC).
@@ -383,6 +389,9 @@ def fill_measured(data: dict[str, Any]) -> dict[str, Any]:
         "event_loop": event_loop,
         "sysmon": event_loop,
     }
+    # The shares are where sysmon looks for the loop's system calls: with both only.
+    if cpu.get("event_loop", event_loop) is True and cpu.get("sysmon", event_loop) is True:
+        filled |= MEASURED_SYSCALL_SHARES
     if by_goroutine:
         publish = MEASURED_PER_PUBLISH_ONE_P_LOOP
         filled["per_publish"] = f"{publish.get(signing, publish['strict-sign'])}ns"
