@@ -822,9 +822,12 @@ impl Slices {
         }
         let sysmon_preempts = std::mem::take(&mut p.sysmon_preempts);
         if has_work && now < c.noticed_at {
-            if sysmon_preempts {
+            // A piece that costs nothing is done at this instant: its tick comes first,
+            // and `sysmon` preempts the working thread after it.
+            if sysmon_preempts && p.process.until_tick() > 0 {
                 self.sysmon_preempts_worker(queue, h, k, used);
             } else {
+                self.procs[node as usize].sysmon_preempts = sysmon_preempts;
                 self.schedule(queue, h, k);
             }
             return;

@@ -446,3 +446,33 @@ fn a_sysmon_round_before_its_thread_runs_back_from_netpoll_finds_the_p_idle() {
     }
     assert!(found > 0, "no round found the P idle before its thread ran");
 }
+
+#[test]
+fn work_that_costs_nothing_is_done_before_sysmon_preempts_the_thread() {
+    // Reading costs nothing (no cost per RPC or turn of the reader): such a piece is
+    // done at the instant it starts, and a `sysmon` that preempts the working thread
+    // then does so after its event, which is never lost: every leaf gets every message
+    // (the host is busy, not overloaded).
+    for leaves in [3, 6, 12] {
+        for gap in [MS, 2 * MS] {
+            let patch = json!({"cpu": {
+                "nodes_per_host": leaves + 1, "cores": 1, "time_slice_ns": 1_500 * US,
+                "per_copy_ns": 40 * US, "per_rpc_sent_ns": 4 * US, "per_kb_sent_ns": 4 * US,
+                "per_rpc_loop_ns": 4 * US, "per_send_loop_turn_ns": 6 * US,
+                "per_recv_loop_turn_ns": 9 * US, "per_kb_received_ns": 2 * US,
+                "event_loop": true, "sysmon": true, "per_sysmon_round_ns": 10 * US,
+                "send_loop_syscall_share": 0.82, "recv_loop_syscall_share": 0.34
+            }});
+            let c = config(leaves + 1, "floodsub", 10 * MS, 4 * S, 1, patch);
+            let schedule = messages(0, 100 * MS, gap, 200, 1000);
+            let mut sim = Simulation::new(&c, &star(leaves), &schedule).unwrap();
+            sim.run();
+            let delivered = sim.output().deliveries.msg.len();
+            assert_eq!(
+                delivered,
+                200 * leaves as usize,
+                "{leaves} leaves, gap {gap}"
+            );
+        }
+    }
+}
