@@ -624,9 +624,12 @@ impl Process {
         });
     }
 
-    /// True if the running goroutine's piece makes the call whose P was retaken.
-    fn in_retaken_call(&self, piece: &Piece) -> bool {
-        self.retaken.is_some() && piece.syscall.map(|(_, number)| number) == self.retaken
+    /// If `piece` makes the call whose P was retaken: the CPU time until that call
+    /// returns (0: it has).
+    fn retaken_call_left(&self, piece: &Piece) -> Option<Time> {
+        let (call, number) = piece.syscall?;
+        (self.retaken == Some(number))
+            .then(|| self.syscall_shares.call_left(call, piece.cost, piece.left))
     }
 
     /// The running goroutine is preempted (`goschedImpl`), or back from a call without
@@ -942,12 +945,7 @@ impl Process {
     pub fn until_tick(&self) -> Time {
         let r = &self.routines[self.run_queue[0] as usize];
         let piece = r.pieces.front().expect("a runnable goroutine has work");
-        let left = match piece.syscall {
-            Some((call, _)) if self.in_retaken_call(piece) => {
-                self.syscall_shares.call_left(call, piece.cost, piece.left)
-            }
-            _ => piece.left,
-        };
+        let left = self.retaken_call_left(piece).unwrap_or(piece.left);
         if self.sysmon_ends_turns {
             return left;
         }
@@ -966,11 +964,8 @@ impl Process {
         piece.started |= elapsed > 0;
         let piece = &self.routines[front].pieces[0];
         let done = piece.left == 0;
-        if self.in_retaken_call(piece) {
-            let (call, _) = piece.syscall.expect("a call");
-            if done || !self.syscall_shares.inside(call, piece.cost, piece.left) {
-                self.call_returns();
-            }
+        if self.retaken_call_left(piece) == Some(0) {
+            self.call_returns();
         }
         if !done {
             return None;

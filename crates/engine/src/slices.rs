@@ -820,18 +820,18 @@ impl Slices {
         if process.took_idle_p() && p.wake_deep_sysmon(now) == Some(true) {
             p.sysmon_preempts = true;
         }
-        let sysmon_preempts = std::mem::take(&mut p.sysmon_preempts);
         if has_work && now < c.noticed_at {
             // A piece that costs nothing is done at this instant: its tick comes first,
             // and `sysmon` preempts the working thread after it.
-            if sysmon_preempts && p.process.until_tick() > 0 {
+            if p.sysmon_preempts && p.process.until_tick() > 0 {
+                p.sysmon_preempts = false;
                 self.sysmon_preempts_worker(queue, h, k, used);
             } else {
-                self.procs[node as usize].sysmon_preempts = sysmon_preempts;
                 self.schedule(queue, h, k);
             }
             return;
         }
+        p.sysmon_preempts = false;
         let sysmon_waits = self.procs[node as usize].sysmon_due();
         if !has_work && sysmon_waits && self.keeps_core(h, k, now) {
             self.run_sysmon(queue, h, k);
