@@ -390,7 +390,7 @@ def fill_measured(data: dict[str, Any]) -> dict[str, Any]:
         "sysmon": event_loop,
     }
     # The shares are where sysmon looks for the loop's system calls: with both only.
-    if cpu.get("event_loop", event_loop) is True and cpu.get("sysmon", event_loop) is True:
+    if event_loop and cpu.get("sysmon", event_loop) is True:
         filled |= MEASURED_SYSCALL_SHARES
     if by_goroutine:
         publish = MEASURED_PER_PUBLISH_ONE_P_LOOP
