@@ -45,7 +45,9 @@ rest), per node and second:
   each, and the gap from the group's last working visit's end to the start of this one;
   `--model RUN` prints the same rows for a model run's recorded nodes
   (`[cpu] record_waits`: `goroutine_waits.parquet`, goroutine "node thread", each visit
-  from its start `t_ns` for `ran_ns`) over its publishing, classes by the same rule;
+  from its start `t_ns` for `ran_ns`) over the recording's seconds (`--window` from a
+  second into the publishing: a saturated host's nodes run differently while their
+  queues fill), classes by the same rule;
 - the root queue's length (`nr_queued`) and the group's weight at visits (a group's
   weight is its share of the autogroup's 1024, `calc_group_shares`: virtual runtime
   advances by 1024 / weight per ns it runs).
@@ -58,7 +60,7 @@ Needs root, a kernel with BTF (`/sys/kernel/btf/vmlinux`) and clang, bpftool and
 
     flock /tmp/testbed.lock .venv/bin/python bench/kernel_eevdf.py \\
         scenarios/crosscheck/cliff-at.toml -o bench/out/eevdf [--again]
-    .venv/bin/python bench/kernel_eevdf.py --model out/model-run
+    .venv/bin/python bench/kernel_eevdf.py --model out/model-run [--window 3]
 """
 
 from __future__ import annotations
@@ -95,6 +97,8 @@ LEFT_UNKNOWN, LEFT_USER, LEFT_SYSCALL = range(3)
 PREEMPTION_CAUSE_NS = 50_000
 # Seconds of sampling for sysmon threads after the recording (the run goes on publishing).
 SAMPLE_AFTER_S = 4.0
+# A recording starts a second into the publishing (`run_during_publishing`).
+PUBLISHING_LEAD_NS = 1_000_000_000
 # The rows of working visits, the same for a recording and a model run.
 VISIT_TIME = "working visits: the working threads' time on the CPU"
 VISIT_GAP = "working visits: gap since the group's last one ended"
@@ -432,12 +436,16 @@ def _visit_rows(cls: str, start: int, working_ns: int, last_end: int | None, out
         out[(cls, VISIT_GAP)].append((start - last_end) / 1e3)
 
 
-def model_visits(run: Path, hubs: int) -> tuple[Values, dict[str, int], float]:
+def model_visits(
+    run: Path, hubs: int, window: float | None = None
+) -> tuple[Values, dict[str, int], float]:
     """A model run's working visits (its recorded nodes' own waits for a core, each
-    followed by `ran_ns` on it) that start while it publishes, those that ended with work
+    followed by `ran_ns` on it) that start in the span read, those that ended with work
     left (the next wait began as the visit ended), and its `sysmon` rounds (with
     `[cpu] sysmon`): the values by class, how many recorded nodes each class has, and the
-    seconds read."""
+    seconds read. The span is the recording's, `window` seconds from a second into the
+    publishing (`record`), or with no `window` the whole publishing: a saturated host's
+    nodes run differently in their first second, while the queues fill."""
     table = run / "goroutine_waits.parquet"
     if not table.exists():
         raise SystemExit(
@@ -445,6 +453,9 @@ def model_visits(run: Path, hubs: int) -> tuple[Values, dict[str, int], float]:
         )
     published = pl.read_parquet(run / "publishes.parquet")["t_publish_ns"]
     start, end = int(published.filter(published >= 0).min()), int(published.max())
+    if window is not None:
+        start += PUBLISHING_LEAD_NS
+        end = min(end, start + int(window * 1e9))
     waits = pl.read_parquet(table)
     visits = waits.filter(pl.col("goroutine") == "node thread").sort("node", "t_ns")
     classes = _classes(pl.read_parquet(run / "traffic.parquet"), hubs)
@@ -551,8 +562,9 @@ def main() -> None:
     parser.add_argument("--model", type=Path, help="a model run's visits instead (record_waits)")
     args = parser.parse_args()
     if args.model is not None:
-        values, nodes, span = model_visits(args.model, args.hubs)
-        print(f"{span:.2f} s of publishing; recorded nodes: {nodes}; per node and second (µs):")
+        values, nodes, span = model_visits(args.model, args.hubs, args.window)
+        print(f"{span:.2f} s read from a second into the publishing; recorded nodes: {nodes}")
+        print("per node and second (µs):")
         _table(values, nodes, span)
         return
     if args.scenario is None or args.out is None:

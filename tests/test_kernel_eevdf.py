@@ -263,6 +263,33 @@ def test_a_model_run_s_visits_are_its_node_thread_waits_and_time_on_the_core(
     assert nodes == {"hubs": 1, "others": 1} and span == pytest.approx(3e-6)
 
 
+def test_a_model_run_is_read_over_the_recording_s_window_when_one_is_given(
+    tmp_path: Path,
+) -> None:
+    # Publications from 3 s to 13 s. A recording starts a second into the publishing and
+    # lasts `window` seconds: with 3 s, from 4 s to 7 s, so of node 0's visits at 3.5,
+    # 4.5 and 7.5 s only the one at 4.5 s is read; with no window, all three.
+    _model_run(
+        tmp_path,
+        {
+            "node": [0, 0, 0],
+            "goroutine": ["node thread"] * 3,
+            "t_ns": [3_500_000_000, 4_500_000_000, 7_500_000_000],
+            "wait_ns": [0] * 3,
+            "ran_ns": [100_000, 200_000, 300_000],
+        },
+    )
+    pl.DataFrame({"msg": [0, 1], "t_publish_ns": [3_000_000_000, 13_000_000_000]}).write_parquet(
+        tmp_path / "publishes.parquet"
+    )
+    values, _, span = model_visits(tmp_path, hubs=1, window=3.0)
+    assert values[("hubs", VISIT_TIME)] == pytest.approx([200.0])
+    assert span == pytest.approx(3.0)
+    whole, _, span = model_visits(tmp_path, hubs=1)
+    assert whole[("hubs", VISIT_TIME)] == pytest.approx([100.0, 200.0, 300.0])
+    assert span == pytest.approx(10.0)
+
+
 def test_a_model_run_s_preemptions_and_sysmon_rounds_are_counted_by_class(
     tmp_path: Path,
 ) -> None:
