@@ -35,10 +35,15 @@
 //! finds the same call retakes. What a retake does to the node's goroutines is
 //! `Process::retake`'s (`handoffp`).
 //!
-//! Not modelled: the deep sleep's own end at the node's next timer (the node wakes for
-//! its timer, and its first system call wakes `sysmon` in the same instant);
-//! `sysmon`'s own poll of the network, which the model makes at the node's scheduling
-//! points (`Process::sysmon_poll`).
+//! Not modelled: the deep sleep's own end at the node's next timer
+//! (`notetsleep(&sched.sysmonnote, next - now)`, `timeSleepUntil`), which leaves `idle`
+//! and `delay` as they were. The node's thread waits for the same timer in `netpoll`,
+//! whose epoll timeout is whole milliseconds (`netpoll_epoll.go`: `delay / 1e6`, and 1
+//! ms under a millisecond), so it wakes up to a millisecond after `sysmon` has left its
+//! sleep, and its first system call no longer resets it; the model resets `sysmon` at
+//! that call. A node's timers are its heartbeat and its publications, a few a second
+//! against tens of idle periods. Nor `sysmon`'s own poll of the network, which the
+//! model makes at the node's scheduling points (`Process::sysmon_poll`).
 
 use crate::config::Time;
 
