@@ -187,6 +187,7 @@ impl Cpu {
             used: CpuUse::new(nodes, end),
             charges_receiving: config.per_rpc_received_ns > 0
                 || config.per_kb_received_ns > 0
+                || config.per_reader_turn_ns > 0
                 || config.per_read_wakeup_ns > 0
                 || config.per_node_wakeup_ns > 0,
             charges_sending: config.per_rpc_sent_ns > 0

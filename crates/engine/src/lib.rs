@@ -31,6 +31,7 @@ pub mod network;
 mod node;
 mod outbox;
 pub mod output;
+mod packet_reads;
 pub mod partial;
 pub mod queue;
 mod receive;

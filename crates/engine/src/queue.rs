@@ -99,6 +99,12 @@ pub enum Event {
     /// `node`'s application is done with a message from its subscription (CPU,
     /// `subscription.rs`).
     AppRead { node: u32 },
+    /// A GSO packet of an RPC on `link`, not its last, reached the receiver
+    /// (`packet_reads.rs`).
+    Packet { link: u32 },
+    /// The goroutine reading `link`'s connection read a packet that arrived (CPU);
+    /// nothing follows until the RPC's last packet.
+    PacketRead { link: u32 },
 }
 
 impl Event {
@@ -132,6 +138,8 @@ impl Event {
             Event::Demuxed { .. } => 22,
             Event::SysmonWake { .. } => 23,
             Event::AppRead { .. } => 24,
+            Event::Packet { .. } => 25,
+            Event::PacketRead { .. } => 26,
         }
     }
 }

@@ -191,6 +191,8 @@ impl Simulation {
             Event::Demuxed { link, rpc } => self.read_stream(link, rpc),
             Event::SysmonWake { node } => self.cpu.sysmon_wake(&mut self.queue, node),
             Event::AppRead { node } => self.app_read(node),
+            Event::Packet { link } => self.packet_arrived(link),
+            Event::PacketRead { .. } => {}
             Event::WindowUpdate { link, delta } => self.window_update(link, u64::from(delta)),
             Event::LoopValidated {
                 node,
