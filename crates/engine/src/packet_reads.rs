@@ -91,25 +91,21 @@ impl Simulation {
         self.net.upload_bps(sender) > 0 && !self.net.has_downlink_limit(receiver)
     }
 
-    /// `link`'s uplink starts writing `chunk` bytes of the RPC of `bytes` at byte `from`
-    /// of it, serving `connections` connections: the GSO packets that end in the chunk,
-    /// the RPC's last excepted, arrive one link latency after their last byte leaves.
-    pub(crate) fn send_packets(
-        &mut self,
-        link: u32,
-        from: u64,
-        chunk: u64,
-        bytes: u64,
-        connections: u64,
-    ) {
-        let sender = self.links.owner[link as usize];
-        let bps = self.net.upload_bps(sender);
-        let packet = gso_packet_bytes(bps / 8 / connections.max(1));
+    /// `node`'s uplink starts writing the next `chunk` bytes of RPC `rpc` on `link`: the
+    /// GSO packets that end in the chunk, the RPC's last excepted, arrive one link
+    /// latency after their last byte leaves. The connection delivers the uplink's rate
+    /// shared by the connections it serves.
+    pub(crate) fn send_packets(&mut self, node: u32, link: u32, rpc: u32, chunk: u64) {
+        let bytes = self.rpcs.get(rpc).total_bytes().max(1);
+        let from = bytes - self.transport.links[link as usize].head_left;
+        let connections = self.transport.uplinks[node as usize].ring.len().max(1) as u64;
+        let bps = self.net.upload_bps(node);
+        let packet = gso_packet_bytes(bps / 8 / connections);
         let latency = self.links.latency[link as usize];
         let now = self.now();
         for end in packet_ends(from, from + chunk, bytes, packet) {
             let at = now + serialization_ns(end - from, bps) + latency;
-            self.queue.push(at, sender, Event::Packet { link });
+            self.queue.push(at, node, Event::Packet { link });
         }
     }
 
@@ -126,13 +122,8 @@ impl Simulation {
         } else {
             Goroutine::RecvLoop(link)
         };
-        self.cpu.submit(
-            &mut self.queue,
-            receiver,
-            reader,
-            0,
-            Event::PacketRead { link },
-        );
+        self.cpu
+            .submit(&mut self.queue, receiver, reader, 0, Event::PacketRead);
     }
 }
 

@@ -102,9 +102,9 @@ pub enum Event {
     /// A GSO packet of an RPC on `link`, not its last, reached the receiver
     /// (`packet_reads.rs`).
     Packet { link: u32 },
-    /// The goroutine reading `link`'s connection read a packet that arrived (CPU);
+    /// The goroutine reading a connection read a packet that arrived (CPU);
     /// nothing follows until the RPC's last packet.
-    PacketRead { link: u32 },
+    PacketRead,
 }
 
 impl Event {
@@ -139,7 +139,7 @@ impl Event {
             Event::SysmonWake { .. } => 23,
             Event::AppRead { .. } => 24,
             Event::Packet { .. } => 25,
-            Event::PacketRead { .. } => 26,
+            Event::PacketRead => 26,
         }
     }
 }

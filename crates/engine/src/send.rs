@@ -345,16 +345,13 @@ impl Simulation {
         let now = self.now();
         let queue = &mut self.transport.links[link as usize];
         let head = *queue.rpcs.front().expect("a link in the ring has RPCs");
-        let bytes = self.rpcs.get(head).total_bytes().max(1);
         if queue.head_left == 0 {
-            queue.head_left = bytes;
+            queue.head_left = self.rpcs.get(head).total_bytes().max(1);
             queue.head_started = now;
         }
-        let from = bytes - queue.head_left;
         let chunk = self.transport.chunk(link);
         if self.reads_packets(link) {
-            let connections = self.transport.uplinks[node as usize].ring.len() as u64;
-            self.send_packets(link, from, chunk, bytes, connections);
+            self.send_packets(node, link, head, chunk);
         }
         let done = now + serialization_ns(chunk, self.net.upload_bps(node));
         self.transport.uplinks[node as usize].current = Some((link, chunk));

@@ -192,7 +192,7 @@ impl Simulation {
             Event::SysmonWake { node } => self.cpu.sysmon_wake(&mut self.queue, node),
             Event::AppRead { node } => self.app_read(node),
             Event::Packet { link } => self.packet_arrived(link),
-            Event::PacketRead { .. } => {}
+            Event::PacketRead => {}
             Event::WindowUpdate { link, delta } => self.window_update(link, u64::from(delta)),
             Event::LoopValidated {
                 node,
