@@ -14,11 +14,14 @@
 //! packets of about a millisecond of the connection's pacing rate
 //! (`net/ipv4/tcp_output.c:tcp_tso_autosize`: `sk_pacing_rate >> sk_pacing_shift`, a
 //! shift of 10, at least `tcp_min_tso_segs` = 2 segments, at most the device's 64 KiB),
-//! the pacing rate being 120 % of what the connection delivers in congestion avoidance
+//! the pacing rate being 120 % of the window over the round trip in congestion avoidance
 //! (`tcp_input.c:tcp_update_pacing_rate`, `tcp_pacing_ca_ratio`), and such a packet
 //! reaches the receiver's socket as one. Measured on the testbed (`perf record -e
 //! syscalls:sys_exit_read` on a node of `scenarios/crosscheck/in-flight.toml`): the
 //! recvLoop's reads held 4,725 bytes on average, 4,344 (three segments) at the median.
+//! The model takes the connection's share of the uplink for the window over the round
+//! trip; the real windows there are larger (kept from when fewer connections shared
+//! the uplink: `bench/tcp_pacing.py` reads them), so the real packets are larger too.
 //!
 //! The model gives each such packet of an RPC but its last an arrival (`Event::Packet`):
 //! the sender's uplink writes its chunks at the uplink's rate (`send.rs`), a connection
@@ -40,8 +43,8 @@ use crate::network::{serialization_ns, MSS};
 use crate::queue::Event;
 use crate::sim::Simulation;
 
-/// TCP's pacing rate in congestion avoidance, in percent of the delivery rate
-/// (`net.ipv4.tcp_pacing_ca_ratio`).
+/// TCP's pacing rate in congestion avoidance, in percent of the window over the round
+/// trip (`net.ipv4.tcp_pacing_ca_ratio`); the model's rate is the connection's share.
 const PACING_CA_RATIO: u64 = 120;
 
 /// A GSO packet holds `pacing rate >> PACING_SHIFT` bytes (`sk_pacing_shift`: 1/1024 s).
