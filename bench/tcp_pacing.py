@@ -33,22 +33,22 @@ import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
+from gossiplab.backends.testbed.netns import NODE_IFACE, node_ns, run_prefix
+
 MSS = 1448
 FIELDS = ("cwnd", "ssthresh", "rtt", "bytes_sent")
 BURST_GAP_S = 100e-6
 
 
-def node_namespace(node: int, wait_s: float = 60.0) -> str:
-    """The running testbed's namespace of `node` (`gl<pid>-<node>`), once it exists."""
+def wait_for_namespace(ns: str, wait_s: float = 60.0) -> None:
+    """Return once the testbed has made namespace `ns`."""
     deadline = time.monotonic() + wait_s
     while time.monotonic() < deadline:
         listing = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
-        for line in listing.splitlines():
-            name = line.split()[0] if line.strip() else ""
-            if re.fullmatch(rf"gl\d+-{node}", name):
-                return name
+        if ns in (line.split()[0] for line in listing.splitlines() if line.strip()):
+            return
         time.sleep(0.1)
-    raise SystemExit(f"no testbed namespace for node {node} within {wait_s:.0f} s")
+    raise SystemExit(f"the testbed made no namespace {ns} within {wait_s:.0f} s")
 
 
 def parse_ss(text: str) -> dict[str, dict[str, float]]:
@@ -101,6 +101,7 @@ def gso_segments(pacing_bps: float) -> int:
 
 
 def summarize(name: str, states: list[dict[str, float]]) -> str:
+    """A table row of the readings `states`: medians, and the share in slow start."""
     pacing = statistics.median(s["pacing_rate"] for s in states)
     delivery = statistics.median(s.get("delivery_rate", 0.0) for s in states)
     ratio = statistics.median(
@@ -158,29 +159,15 @@ def main() -> None:
     args = parser.parse_args()
     command = [sys.executable, "-m", "gossiplab", "run", str(args.scenario), "-q", "--force"]
     run = subprocess.Popen([*command, "-o", str(args.out)], stdout=subprocess.DEVNULL)
-    ns = node_namespace(args.node)
+    # The run's namespaces are named after its process (netns.py: run_prefix, node_ns).
+    ns = node_ns(run_prefix(run.pid), args.node)
+    wait_for_namespace(ns)
     pcap = args.out.with_suffix(".pcap")
     dump = None
     if args.bursts:
+        tcpdump = ["tcpdump", "-i", NODE_IFACE, "-nn", "-Q", "in", "-s", "96", "-w", str(pcap)]
         dump = subprocess.Popen(
-            [
-                "ip",
-                "netns",
-                "exec",
-                ns,
-                "tcpdump",
-                "-i",
-                "eth0",
-                "-nn",
-                "-Q",
-                "in",
-                "-s",
-                "96",
-                "-w",
-                str(pcap),
-                "tcp",
-            ],
-            stderr=subprocess.DEVNULL,
+            ["ip", "netns", "exec", ns, *tcpdump, "tcp"], stderr=subprocess.DEVNULL
         )
     readings = sample(ns, args.every, args.busy)
     if run.wait() != 0:
