@@ -30,6 +30,7 @@ import polars as pl
 from gossiplab import runner
 from gossiplab.backends.testbed import netns, orchestrate
 from gossiplab.scenario import load_scenario
+from gossiplab.scenario.network import SHADOW_TCP_DEFAULTS
 from gossiplab.units import parse_duration
 
 SCENARIO = Path(__file__).resolve().parent.parent / "scenarios/crosscheck/uplink-500k.toml"
@@ -92,6 +93,8 @@ def one_run(
     overrides: dict[str, Any] = {"latency": parse_duration(latency)}
     if sharing is not None:
         overrides["uplink_sharing"] = sharing
+    if sharing == "shadow":
+        overrides |= SHADOW_TCP_DEFAULTS  # what the scenario layer fills in for it
     if quic:
         # What the simnet scenarios give the model for quic-go's congestion start.
         overrides |= {"initial_window": 28, "slow_start_after_idle": False, "pacing": True}
@@ -148,7 +151,9 @@ def main() -> None:
     )
     parser.add_argument("--latency", default="20ms")
     parser.add_argument(
-        "--uplink-sharing", choices=["fair", "fifo", "window"], help="the model's discipline"
+        "--uplink-sharing",
+        choices=["fair", "fifo", "window", "shadow"],
+        help="the model's discipline",
     )
     parser.add_argument(
         "--quic",

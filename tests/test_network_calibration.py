@@ -3,6 +3,7 @@ that the model runs what they say (docs/network-calibration.md)."""
 
 from __future__ import annotations
 
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +12,7 @@ import pytest
 
 from gossiplab import runner
 from gossiplab.errors import ScenarioError
-from gossiplab.scenario import load_scenario, parse_scenario
+from gossiplab.scenario import parse_scenario
 from gossiplab.scenario.cpu import CpuConfig
 
 HERE = Path(__file__).parent
@@ -45,15 +46,11 @@ def test_bad_values_name_the_field(fields: dict[str, Any], path: str) -> None:
 
 def first_and_last_copy_ms(sharing: str, tmp_path: Path) -> tuple[float, float]:
     """Median over messages of the first and the last of 8 copies' latency."""
-    s = load_scenario(SCENARIO)
-    s = s.model_copy(
-        update={
-            "backend": "model",
-            "network": s.network.model_copy(update={"uplink_sharing": sharing}),
-            # The closed forms below count the network alone, not the nodes' CPU.
-            "cpu": CpuConfig(),
-        }
-    )
+    data = tomllib.loads(SCENARIO.read_text())
+    data["network"]["uplink_sharing"] = sharing  # validated: "shadow" brings its TCP
+    s = parse_scenario(data, SCENARIO.parent)
+    # The closed forms below count the network alone, not the nodes' CPU.
+    s = s.model_copy(update={"backend": "model", "cpu": CpuConfig()})
     out = tmp_path / sharing
     runner.run(s, out, force=True)
     pubs = pl.read_parquet(out / "publishes.parquet").select("msg", "t_publish_ns")
@@ -105,3 +102,29 @@ def test_window_copies_end_one_last_round_apart(tmp_path: Path) -> None:
     copy = payload["bytes_sent"][0] / payload["msgs_sent"][0]
     last_round_ms = (copy - 31 * 14_600) * 8 / 50e6 * 1e3
     assert last - first == pytest.approx(7 * last_round_ms, abs=0.05)
+
+
+def test_shadow_sharing_brings_shadows_tcp_unless_given() -> None:
+    # Shadow's legacy TCP: cwnd 1 (tcp_cong_reno.c:tcp_cong_reno_init) plus the SYN's
+    # acknowledgement, and no restart after idle.
+    net = network(uplink_sharing="shadow")
+    assert (net.initial_window, net.slow_start_after_idle) == (2, False)
+    assert network(uplink_sharing="shadow", initial_window=10).initial_window == 10
+
+
+@pytest.mark.parametrize("field", ["pacing", "slow_start_after_idle"])
+def test_shadow_sharing_refuses_what_shadows_tcp_does_not_do(field: str) -> None:
+    with pytest.raises(ScenarioError) as error:
+        network(uplink_sharing="shadow", **{field: True})
+    assert f"network.{field}" in str(error.value)
+    assert 'uplink_sharing = "window"' in str(error.value)
+
+
+def test_shadow_sends_grown_windows_copies_one_after_the_other(tmp_path: Path) -> None:
+    # Shadow never restarts a window, and every acknowledged packet grows it: after the
+    # first message each connection's window holds a whole copy, so the interface sends
+    # the copies in the order they were written, each whole (80 ms a copy at 50 Mbit),
+    # as one FIFO queue: the first after 80 + 20 ms, the last after 8 x 80 + 20 ms.
+    first, last = first_and_last_copy_ms("shadow", tmp_path)
+    assert first == pytest.approx(80 + 20, abs=0.5)
+    assert last == pytest.approx(8 * 80 + 20, abs=0.5)

@@ -222,6 +222,13 @@ def test_ethereum_announce_sweep_is_the_v2_study_setup() -> None:
     s = load_scenario(REPO / "scenarios/ethereum/announce-sweep.toml")
     assert (s.topology.kind, s.topology.nodes, s.topology.k) == ("dial-until", 1000, 35)
     assert s.network.regions is not None and s.network.regions.preset == "pubsub-shadow"
+    # shadow.yaml: Shadow's legacy TCP from 2 packets, no restart after idle.
+    net = s.network
+    assert (net.uplink_sharing, net.initial_window, net.slow_start_after_idle) == (
+        "shadow",
+        2,
+        False,
+    )
     assert [(c.share, c.upload, c.added_latency) for c in s.network.classes] == [
         (0.2, 1024 * 10**6, 0),
         (0.8, 50 * 10**6, 0),

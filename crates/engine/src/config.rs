@@ -366,12 +366,23 @@ pub enum UplinkSharing {
     #[default]
     Fair,
     /// RPCs are written whole, in the order they were queued across connections: one
-    /// FIFO interface queue (Shadow's default `interface_qdisc`).
+    /// FIFO interface queue.
     Fifo,
     /// Each connection releases what its congestion window allows into one FIFO queue
     /// of the uplink; acknowledgements return a round trip after the bytes left
     /// (`window.rs`): TCP or QUIC flows through a FIFO qdisc or link.
     Window,
+    /// Shadow's network stack (its legacy TCP and default `interface_qdisc = "fifo"`):
+    /// windows as `Window`, grown by every acknowledged byte, and one queue in the order
+    /// the bytes were written across connections (`uplink_window.rs`).
+    Shadow,
+}
+
+impl UplinkSharing {
+    /// True if connections release into the uplink what their congestion windows allow.
+    pub fn uses_windows(self) -> bool {
+        matches!(self, Self::Window | Self::Shadow)
+    }
 }
 
 /// yamux's initial stream window (go-yamux `const.go`: `initialStreamWindow`).

@@ -37,7 +37,6 @@
 //! the end; a receiver's limited downlink, window sharing (`uplink_sharing = "window"`)
 //! and a node with a core of its own (no goroutines modelled) read RPCs whole.
 
-use crate::config::UplinkSharing;
 use crate::goroutines::Goroutine;
 use crate::network::{serialization_ns, MSS};
 use crate::queue::Event;
@@ -85,8 +84,7 @@ impl Simulation {
     /// receiver's downlink.
     pub(crate) fn reads_packets(&self, link: u32) -> bool {
         let reads_cost = self.cpu.charges_receiving() || !self.loops.is_empty();
-        if !reads_cost || !self.cpu.time_sliced() || self.transport.sharing == UplinkSharing::Window
-        {
+        if !reads_cost || !self.cpu.time_sliced() || self.transport.sharing.uses_windows() {
             return false;
         }
         let sender = self.links.owner[link as usize];

@@ -317,7 +317,7 @@ impl Simulation {
         let was_idle = queue.rpcs.is_empty();
         queue.push(rpc, urgent);
         self.hand_over(link);
-        if self.transport.sharing == UplinkSharing::Window {
+        if self.transport.sharing.uses_windows() {
             self.release(sender, link);
             return;
         }
@@ -333,8 +333,13 @@ impl Simulation {
     /// Let `link`'s transport take what its buffer allows from the outbound queue.
     pub(crate) fn hand_over(&mut self, link: u32) {
         let rpcs = &self.rpcs;
-        self.transport.links[link as usize]
-            .hand_over(self.transport.buffer, |r| rpcs.get(r).total_bytes().max(1));
+        let queue = &mut self.transport.links[link as usize];
+        let before = queue.handed;
+        queue.hand_over(self.transport.buffer, |r| rpcs.get(r).total_bytes().max(1));
+        let taken = queue.handed - before;
+        if self.transport.sharing == UplinkSharing::Shadow {
+            self.transport.note_written(link, taken);
+        }
     }
 
     /// Start writing the next chunk, if any connection has data.
@@ -360,7 +365,7 @@ impl Simulation {
 
     /// The uplink finished a chunk: maybe an RPC leaves, then the next connection's turn.
     pub(crate) fn uplink_done(&mut self, node: u32) {
-        if self.transport.sharing == UplinkSharing::Window {
+        if self.transport.sharing.uses_windows() {
             self.piece_done(node);
             return;
         }
@@ -403,8 +408,7 @@ impl Simulation {
         }
         let bytes = self.rpcs.get(rpc).total_bytes();
         let latency = self.links.latency[link as usize];
-        let windowed =
-            self.transport.sharing == UplinkSharing::Window && self.net.upload_bps(sender) > 0;
+        let windowed = self.transport.sharing.uses_windows() && self.net.upload_bps(sender) > 0;
         let arrival = if windowed {
             self.net.propagate_windowed(sent, link, latency, bytes)
         } else {

@@ -37,12 +37,14 @@
 //!   copies of a 500 KB message over 50 Mbit complete within 3 % of each other
 //!   (`docs/network-calibration.md`).
 //! - fifo: RPCs are written whole in the order they were queued, across connections:
-//!   one FIFO interface queue, as Shadow's default `interface_qdisc`, so the first copy
-//!   arrives after one copy's time and the last after all of them.
+//!   one FIFO interface queue, so the first copy arrives after one copy's time and the
+//!   last after all of them.
 //! - window: each connection releases into one FIFO queue of the uplink, in pieces of at
 //!   most 16 KiB, what its congestion window allows (`window.rs`); the sharing follows
 //!   from when each window reopens, so a connection with a short round trip gets more of
 //!   the uplink than one waiting for its acknowledgements.
+//! - shadow: Shadow's stack, windows as with window sharing, the queue ordered by when
+//!   the bytes were written (`uplink_window.rs`).
 //!
 //! With unlimited upload capacity nothing ever waits and RPCs leave at once.
 
@@ -348,8 +350,39 @@ pub struct Uplink {
     pub(crate) ring: VecDeque<u32>,
     /// The chunk being written: (link, bytes), if any.
     pub(crate) current: Option<(u32, u64)>,
-    /// Window sharing: the pieces the connections released, (link, bytes), in order.
-    pub(crate) pieces: VecDeque<(u32, u64)>,
+    /// Window sharing: the pieces the connections released, in the order the uplink
+    /// writes them.
+    pub(crate) pieces: VecDeque<Piece>,
+}
+
+/// A piece a connection released into its uplink (window sharing).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Piece {
+    pub link: u32,
+    pub bytes: u64,
+    /// When its bytes were written, as an order across the node's connections (Shadow
+    /// sharing; 0 otherwise).
+    pub written: u64,
+}
+
+impl Uplink {
+    /// Queue a released piece: last, or (`by_write`) behind every piece written no later
+    /// than it and ahead of those written after it. Shadow's interface takes the packet
+    /// whose data was written first across its sockets with packets in their windows
+    /// (`network_interface.c:_networkinterface_selectFirstInFirstOut`, in 3.3
+    /// `interface.rs`: a min-heap of sockets keyed by their head packet's priority, a
+    /// host-wide counter taken when `tcp.c:tcp_sendUserData` makes the packet).
+    pub fn queue_piece(&mut self, piece: Piece, by_write: bool) {
+        let at = if by_write {
+            self.pieces
+                .iter()
+                .rposition(|p| p.written <= piece.written)
+                .map_or(0, |i| i + 1)
+        } else {
+            self.pieces.len()
+        };
+        self.pieces.insert(at, piece);
+    }
 }
 
 pub struct Transport {
@@ -360,6 +393,8 @@ pub struct Transport {
     pub buffer: u64,
     /// A new connection's congestion window in bytes (window sharing).
     pub initial_window: u64,
+    /// Shadow sharing: RPCs handed to any transport so far, the order of their writing.
+    written: u64,
 }
 
 impl Transport {
@@ -370,6 +405,17 @@ impl Transport {
             sharing,
             buffer,
             initial_window: 0,
+            written: 0,
+        }
+    }
+
+    /// Shadow sharing: `link`'s transport took `count` more RPCs; they are written now,
+    /// after every RPC handed before them on any connection.
+    pub fn note_written(&mut self, link: u32, count: u32) {
+        for _ in 0..count {
+            self.written += 1;
+            let order = self.written;
+            self.window(link).written.push_back(order);
         }
     }
 
@@ -401,7 +447,9 @@ impl Transport {
         match self.sharing {
             UplinkSharing::Fair => left.min(CHUNK),
             UplinkSharing::Fifo => left,
-            UplinkSharing::Window => unreachable!("window sharing writes pieces"),
+            UplinkSharing::Window | UplinkSharing::Shadow => {
+                unreachable!("window sharing writes pieces")
+            }
         }
     }
 }
@@ -500,6 +548,31 @@ mod tests {
         assert_eq!(y.wrote(), ((0, false), true, None), "the writer first");
         assert_eq!(y.wrote(), ((1, false), false, Some(update(3, 5))));
         assert!(y.parked.is_none() && y.parked_update.is_none());
+    }
+
+    #[test]
+    fn pieces_queue_by_write_order_or_by_release() {
+        let piece = |link, written| Piece {
+            link,
+            bytes: 100,
+            written,
+        };
+        let mut uplink = Uplink::default();
+        for p in [piece(0, 1), piece(1, 3), piece(1, 3), piece(2, 5)] {
+            uplink.queue_piece(p, true);
+        }
+        // Written second: behind the first write, ahead of the later ones.
+        uplink.queue_piece(piece(3, 2), true);
+        // Written with the third: behind its pieces already queued.
+        uplink.queue_piece(piece(1, 3), true);
+        let links: Vec<u32> = uplink.pieces.iter().map(|p| p.link).collect();
+        assert_eq!(links, [0, 3, 1, 1, 1, 2]);
+        uplink.queue_piece(piece(4, 0), false);
+        assert_eq!(
+            uplink.pieces.back().map(|p| p.link),
+            Some(4),
+            "by release: last"
+        );
     }
 
     #[test]

@@ -10,15 +10,26 @@
 //! with the shortest round trip, fills more of the queue, and connections with equal
 //! round trips interleave their pieces and share the uplink about equally.
 //!
+//! With Shadow's stack (`uplink_sharing = "shadow"`) the queue is ordered by when the
+//! bytes were written instead: Shadow's default interface queue (`fifo`) takes, among
+//! the sockets with packets in their windows, the packet made first, its priority a
+//! host-wide counter taken when the application's write is cut into packets
+//! (`tcp.c:tcp_sendUserData`; `network_interface.c:_networkinterface_selectFirstInFirstOut`,
+//! in 3.3 `interface.rs`). So a connection whose window reopens goes ahead of what was
+//! written after its bytes, and with open windows the RPCs leave whole in the order they
+//! were written. Its legacy TCP grows the window by every acknowledged packet in slow
+//! start (`tcp_cong_reno.c`, no check that the window was in use) and never restarts
+//! it after idle. An RPC is written when its connection's transport takes it.
+//!
 //! Events: one per piece written, and one per wait for an acknowledgement or the pacer
 //! when a connection has more to send than its window lets out.
 
-use crate::config::Time;
+use crate::config::{Time, UplinkSharing};
 use crate::network::{serialization_ns, MAX_CWND};
 use crate::queue::Event;
 use crate::sim::Simulation;
-use crate::transport::Transport;
-use crate::window::Window;
+use crate::transport::{Piece, Transport};
+use crate::window::{Growth, Window};
 
 impl Simulation {
     /// The round trip of `link`: its latency there and back.
@@ -32,8 +43,12 @@ impl Simulation {
     fn update_window(&mut self, link: u32, now: Time, rtt: Time) {
         let restart = self.net.restarts_after_idle();
         let initial = self.transport.initial_window;
+        let growth = match self.transport.sharing {
+            UplinkSharing::Shadow => Growth::Always,
+            _ => Growth::WhileUsed,
+        };
         let w = self.transport.window(link);
-        w.acknowledge(now, MAX_CWND);
+        w.acknowledge(now, MAX_CWND, growth);
         if restart {
             w.restart_if_idle(now, initial, rtt);
         }
@@ -45,6 +60,7 @@ impl Simulation {
         let now = self.now();
         let rtt = self.round_trip(link);
         let pacing = self.net.pacing();
+        let by_write = self.transport.sharing == UplinkSharing::Shadow;
         self.update_window(link, now, rtt);
         let rpcs = &self.rpcs;
         let Transport { links, uplinks, .. } = &mut self.transport;
@@ -56,8 +72,16 @@ impl Simulation {
                 let rpc = queue.rpcs[w.cursor as usize];
                 w.cursor_left = rpcs.get(rpc).total_bytes().max(1);
             }
+            let written = w.next_written();
             match next_piece(w, now, rtt, pacing) {
-                Ok(piece) => uplinks[node as usize].pieces.push_back((link, piece)),
+                Ok(bytes) => {
+                    let piece = Piece {
+                        link,
+                        bytes,
+                        written,
+                    };
+                    uplinks[node as usize].queue_piece(piece, by_write);
+                }
                 Err(at) => {
                     wake = at;
                     break;
@@ -95,7 +119,10 @@ impl Simulation {
     /// Start writing the next piece released into `node`'s uplink, if any.
     fn serve_pieces(&mut self, node: u32) {
         let uplink = &mut self.transport.uplinks[node as usize];
-        let Some((link, piece)) = uplink.pieces.pop_front() else {
+        let Some(Piece {
+            link, bytes: piece, ..
+        }) = uplink.pieces.pop_front()
+        else {
             return;
         };
         uplink.current = Some((link, piece));
@@ -121,7 +148,9 @@ impl Simulation {
         let queue = &mut self.transport.links[link as usize];
         let started = queue.head_started;
         if let Some(rpc) = queue.written(piece) {
-            self.transport.window(link).cursor -= 1;
+            let w = self.transport.window(link);
+            w.cursor -= 1;
+            w.written.pop_front();
             self.depart(node, link, rpc, started);
         }
         self.hand_over(link);

@@ -37,6 +37,17 @@ use crate::network::{linux_rto, paced_bytes, pacer_burst, restart_window};
 /// acknowledgements.
 pub const PIECE: u64 = 16 * 1024;
 
+/// When an acknowledgement grows the window in slow start.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Growth {
+    /// Only while more than half of the window was in use (Linux
+    /// `tcp.h:tcp_is_cwnd_limited`, quic-go `cubic_sender.go:isCwndLimited`).
+    WhileUsed,
+    /// By every acknowledged packet, whatever was in use (Shadow's legacy TCP,
+    /// `tcp_cong_reno.c:ca_reno_slow_start_new_ack_ev_`: `cwnd += n`).
+    Always,
+}
+
 /// The congestion window of one directed connection.
 pub struct Window {
     /// Bytes the connection may have in flight.
@@ -56,6 +67,9 @@ pub struct Window {
     pace_at: Time,
     /// When a `WindowOpen` event is due for this connection, if any.
     pub(crate) wake_at: Option<Time>,
+    /// Shadow sharing: when each RPC the transport holds was written (`Transport`'s
+    /// order), oldest first; empty otherwise.
+    pub(crate) written: VecDeque<u64>,
 }
 
 impl Window {
@@ -71,6 +85,7 @@ impl Window {
             pace_budget: u64::MAX,
             pace_at: 0,
             wake_at: None,
+            written: VecDeque::new(),
         }
     }
 
@@ -80,8 +95,9 @@ impl Window {
     }
 
     /// Apply the acknowledgements that reached the sender by `now`; the window grows by
-    /// each one's bytes while more than half of it was in use, up to `max`.
-    pub fn acknowledge(&mut self, now: Time, max: u64) {
+    /// each one's bytes, up to `max`, while more than half of it was in use, or always
+    /// (`growth`).
+    pub fn acknowledge(&mut self, now: Time, max: u64, growth: Growth) {
         while let Some(&(at, bytes)) = self.acks.front() {
             if at > now {
                 return;
@@ -89,10 +105,15 @@ impl Window {
             self.acks.pop_front();
             let prior = self.in_flight;
             self.in_flight -= bytes;
-            if prior > self.cwnd / 2 {
+            if growth == Growth::Always || prior > self.cwnd / 2 {
                 self.cwnd = (self.cwnd + bytes).min(max);
             }
         }
+    }
+
+    /// The key, in the order of writing, of the piece released next (Shadow sharing).
+    pub fn next_written(&self) -> u64 {
+        self.written.get(self.cursor as usize).copied().unwrap_or(0)
     }
 
     /// When the next acknowledgement reaches the sender, if one is on its way.
@@ -168,15 +189,26 @@ mod tests {
         w.cursor_left = 100_000;
         w.release(0, 10 * MSS);
         w.left(5, 10 * MSS, 100);
-        w.acknowledge(104, MAX);
+        w.acknowledge(104, MAX, Growth::WhileUsed);
         assert_eq!((w.cwnd, w.in_flight), (10 * MSS, 10 * MSS), "not due yet");
-        w.acknowledge(105, MAX);
+        w.acknowledge(105, MAX, Growth::WhileUsed);
         assert_eq!((w.cwnd, w.in_flight), (20 * MSS, 0));
         // A quarter of the window in flight: acknowledged without growth.
         w.release(200, 5 * MSS);
         w.left(200, 5 * MSS, 100);
-        w.acknowledge(300, MAX);
+        w.acknowledge(300, MAX, Growth::WhileUsed);
         assert_eq!((w.cwnd, w.in_flight), (20 * MSS, 0));
+    }
+
+    #[test]
+    fn shadow_grows_the_window_by_every_acknowledgement() {
+        // tcp_cong_reno.c: cwnd += packets acked in slow start, however few were in use.
+        let mut w = Window::new(10 * MSS);
+        w.cursor_left = 100_000;
+        w.release(0, MSS);
+        w.left(0, MSS, 100);
+        w.acknowledge(100, MAX, Growth::Always);
+        assert_eq!((w.cwnd, w.in_flight), (11 * MSS, 0));
     }
 
     #[test]
@@ -198,7 +230,7 @@ mod tests {
         w.restart_if_idle(2_000_000_000, 10 * MSS, 40_000_000);
         assert_eq!(w.cwnd, 80 * MSS, "in flight: kept");
         w.left(0, 1_000, 40_000_000);
-        w.acknowledge(40_000_000, MAX);
+        w.acknowledge(40_000_000, MAX, Growth::WhileUsed);
         w.restart_if_idle(2_000_000_000, 10 * MSS, 40_000_000);
         assert_eq!(w.cwnd, 10 * MSS);
     }

@@ -1,6 +1,6 @@
 //! How a node's uplink serves its connections, against closed forms: a hub sends one
 //! message to each of its 8 leaves over an uplink of 10 bytes per microsecond.
-//! `fifo` writes the copies whole one after the other (Shadow's interface queue);
+//! `fifo` writes the copies whole one after the other;
 //! `fair` serves the connections in turns of 16 KiB (TCP flows through the kernel's
 //! FIFO qdisc, as measured on the testbed).
 

@@ -23,6 +23,11 @@ from gossiplab.units import (
     parse_duration,
 )
 
+# What uplink_sharing = "shadow" sets unless given: Shadow's legacy TCP starts from 2
+# packets (tcp_cong_reno.c:tcp_cong_reno_init sets cwnd = 1; the SYN's acknowledgement
+# adds one) and has no restart after idle.
+SHADOW_TCP_DEFAULTS = {"initial_window": 2, "slow_start_after_idle": False}
+
 
 class UniformLatency(Section):
     """One-way latency per link drawn once, uniformly in [min, max]."""
@@ -223,10 +228,11 @@ class NetworkConfig(Section):
     # sends its subscriptions; the listener's follow one latency later. 0: at time 0.
     connect_round_trips: int = Field(default=0, ge=0, le=100)
     # How a node's uplink serves its connections: "fair" (turns of 16 KiB: TCP flows
-    # through the kernel's FIFO qdisc, measured), "fifo" (whole RPCs in queueing order:
-    # Shadow's interface queue) or "window" (each connection releases what its congestion
-    # window allows into one FIFO queue). See docs/network-calibration.md.
-    uplink_sharing: Literal["fair", "fifo", "window"] = "fair"
+    # through the kernel's FIFO qdisc, measured), "fifo" (whole RPCs in queueing order),
+    # "window" (each connection releases what its congestion window allows into one FIFO
+    # queue) or "shadow" (Shadow's stack: windows, the queue in write order). See
+    # docs/network-calibration.md.
+    uplink_sharing: Literal["fair", "fifo", "window", "shadow"] = "fair"
     # Bytes per connection the transport takes from the 32-RPC outbound queue (yamux's
     # initial stream window); what it took can no longer be overtaken by IDONTWANT.
     send_buffer: Size = Field(default=256 * 1024, ge=0)
@@ -237,6 +243,14 @@ class NetworkConfig(Section):
     shared_ips: list[Annotated[list[Annotated[int, Field(ge=0)]], Field(min_length=2)]] = Field(
         default_factory=list
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _shadow_tcp(cls, data: Any) -> Any:
+        # Shadow's TCP defaults, written out in the resolved scenario.
+        if isinstance(data, dict) and data.get("uplink_sharing") == "shadow":
+            return {**SHADOW_TCP_DEFAULTS, **data}
+        return data
 
     @model_validator(mode="before")
     @classmethod
@@ -279,6 +293,7 @@ class NetworkConfig(Section):
                     Problem(f"classes[{i}].name", message, "give each class its own name")
                 )
             seen.add(node_class.name)
+        problems += _shadow_problems(self)
         if self.pacing and self.initial_window == 0:
             message = "paces the congestion window, but initial_window = 0 turns it off"
             fix = "set initial_window (28 for QUIC) or pacing = false"
@@ -294,6 +309,21 @@ class NetworkConfig(Section):
 
     def has_cpu_cost(self) -> bool:
         return bool(self.cpu_per_message) or any(c.cpu_per_message for c in self.classes)
+
+
+def _shadow_problems(net: NetworkConfig) -> list[Problem]:
+    # Shadow's TCP has neither; with them the setting would no longer be Shadow's stack.
+    if net.uplink_sharing != "shadow":
+        return []
+    problems = []
+    fix = 'remove it, or use uplink_sharing = "window" for Linux or QUIC windows'
+    if net.slow_start_after_idle:
+        message = 'Shadow\'s TCP never restarts a window after idle (uplink_sharing = "shadow")'
+        problems.append(Problem("slow_start_after_idle", message, fix))
+    if net.pacing:
+        message = 'Shadow\'s TCP does not pace (uplink_sharing = "shadow")'
+        problems.append(Problem("pacing", message, fix))
+    return problems
 
 
 def _geography_latency_problems(net: NetworkConfig) -> list[Problem]:
