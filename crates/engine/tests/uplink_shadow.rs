@@ -8,48 +8,15 @@
 mod common;
 use common::*;
 
-use gossiplab_engine::{EdgeProperties, Simulation};
+use gossiplab_engine::Simulation;
 use serde_json::json;
 
-const RATE_BPS: u64 = 80_000_000; // 10 bytes per microsecond
 const PIECE: u64 = 16 * 1024;
 
-fn write_ns(bytes: u64) -> u64 {
-    (bytes * 8 * 1_000_000_000).div_ceil(RATE_BPS)
-}
-
-/// A hub (node 0) publishing one message of `size` bytes at 1 s to leaves over links of
-/// the given one-way latencies; each leaf's receipt after the publish, and one copy's
-/// wire size. Windows start at `initial` segments and never restart.
+/// `star_uplink_run` with windows from `initial` segments that never restart.
 fn star_run(latency: &[u64], size: u32, sharing: &str, initial: u64) -> (Vec<u64>, u64) {
-    let leaves = latency.len() as u32;
-    let mut upload = vec![0u64; leaves as usize + 1];
-    upload[0] = RATE_BPS;
-    let network = json!({
-        "upload_bps": upload, "uplink_sharing": sharing,
-        "initial_window_segments": initial, "slow_start_after_idle": false,
-    });
-    let c = config(
-        leaves + 1,
-        "floodsub",
-        0,
-        10 * S,
-        1,
-        json!({ "network": network }),
-    );
-    let props = EdgeProperties {
-        latency_ns: latency.iter().flat_map(|&l| [l, l]).collect(),
-        loss: vec![],
-    };
-    let schedule = messages(0, S, 0, 1, size);
-    let mut sim = Simulation::with_edge_properties(&c, &star(leaves), &props, &schedule).unwrap();
-    sim.run();
-    let d = &sim.output().deliveries;
-    let mut per_leaf = vec![0; leaves as usize];
-    for (node, t) in d.node.iter().zip(&d.t_ns) {
-        per_leaf[*node as usize - 1] = *t as u64 - S;
-    }
-    (per_leaf, sim.traffic(0)[0].bytes_sent / u64::from(leaves))
+    let network = json!({"initial_window_segments": initial, "slow_start_after_idle": false});
+    star_uplink_run(latency, size, sharing, network)
 }
 
 #[test]
@@ -59,7 +26,11 @@ fn with_open_windows_the_copies_leave_whole_in_the_order_they_were_written() {
     // the other, as one FIFO of RPCs does.
     let (t, wire) = star_run(&[10 * MS; 8], 200_000, "shadow", 100_000);
     for (k, &t) in t.iter().enumerate() {
-        assert_eq!(t, 10 * MS + write_ns((k as u64 + 1) * wire), "copy {k}");
+        assert_eq!(
+            t,
+            10 * MS + uplink_write_ns((k as u64 + 1) * wire),
+            "copy {k}"
+        );
     }
     let (fifo, _) = star_run(&[10 * MS; 8], 200_000, "fifo", 100_000);
     assert_eq!(t, fifo);
@@ -78,7 +49,7 @@ fn a_copy_written_first_is_not_held_by_a_later_one_whose_window_opens_sooner() {
     let (shadow, _) = star_run(&[50 * MS, 0], size, "shadow", 10);
     assert!(shadow[0] >= alone[0], "{shadow:?} {alone:?}");
     assert!(
-        shadow[0] <= alone[0] + 8 * write_ns(PIECE),
+        shadow[0] <= alone[0] + 8 * uplink_write_ns(PIECE),
         "{shadow:?} {alone:?}"
     );
     let (window, _) = star_run(&[50 * MS, 0], size, "window", 10);

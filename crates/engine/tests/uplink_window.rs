@@ -7,59 +7,29 @@
 mod common;
 use common::*;
 
-use gossiplab_engine::{EdgeProperties, Simulation};
-use serde_json::{json, Value};
+use serde_json::json;
 
-const RATE_BPS: u64 = 80_000_000; // 10 bytes per microsecond: 100 ns per byte
 const INITIAL: u64 = 10 * 1460;
 const PIECE: u64 = 16 * 1024;
-
-fn write_ns(bytes: u64) -> u64 {
-    (bytes * 8 * 1_000_000_000).div_ceil(RATE_BPS)
-}
-
-/// A hub (node 0) with a limited uplink publishing one message of `size` bytes at 1 s to
-/// `leaves` leaves over links of the given one-way latencies (each way); the receipts'
-/// times after the publish, per leaf, and one copy's wire size.
-fn star_run(latency: &[u64], size: u32, sharing: &str, network: Value) -> (Vec<u64>, u64) {
-    let leaves = latency.len() as u32;
-    let mut upload = vec![0u64; leaves as usize + 1];
-    upload[0] = RATE_BPS;
-    let patch = json!({"network": merged(
-        json!({"upload_bps": upload, "uplink_sharing": sharing, "initial_window_segments": 10}),
-        network,
-    )});
-    let c = config(leaves + 1, "floodsub", 0, 10 * S, 1, patch);
-    let props = EdgeProperties {
-        latency_ns: latency.iter().flat_map(|&l| [l, l]).collect(),
-        loss: vec![],
-    };
-    let schedule = messages(0, S, 0, 1, size);
-    let mut sim = Simulation::with_edge_properties(&c, &star(leaves), &props, &schedule).unwrap();
-    sim.run();
-    let d = &sim.output().deliveries;
-    let mut per_leaf = vec![0; leaves as usize];
-    for (node, t) in d.node.iter().zip(&d.t_ns) {
-        per_leaf[*node as usize - 1] = *t as u64 - S;
-    }
-    (per_leaf, sim.traffic(0)[0].bytes_sent / u64::from(leaves))
-}
 
 #[test]
 fn a_short_round_trip_takes_the_uplink_while_a_long_one_waits_for_its_acknowledgements() {
     // Leaf 1 at 0 ms: every piece of its is acknowledged as it leaves and releases twice
     // its size, so it always has a piece queued, and the only bytes written before its
     // last are its own and leaf 2's first window (released at the same instant).
-    let (t, wire) = star_run(&[0, 50 * MS], 200_000, "window", json!({}));
-    assert_eq!(t[0], write_ns(wire + INITIAL));
+    let (t, wire) = star_uplink_run(&[0, 50 * MS], 200_000, "window", json!({}));
+    assert_eq!(t[0], uplink_write_ns(wire + INITIAL));
     // Leaf 2 (100 ms round trip) is bound by slow start: 14.6 + 29.2 + 58.4 kB do not
     // hold the copy, so it needs three extra round trips, with the uplink to itself.
     let (rounds, latency) = (3 * 100 * MS, 50 * MS);
     assert!(t[1] > rounds + latency, "{t:?}");
-    assert!(t[1] < rounds + latency + write_ns(wire + INITIAL), "{t:?}");
+    assert!(
+        t[1] < rounds + latency + uplink_write_ns(wire + INITIAL),
+        "{t:?}"
+    );
     // Fair sharing serves both in turns: leaf 1 waits for about both copies' writing.
-    let (fair, _) = star_run(&[0, 50 * MS], 200_000, "fair", json!({}));
-    assert!(fair[0] > write_ns(2 * wire - PIECE), "{fair:?}");
+    let (fair, _) = star_uplink_run(&[0, 50 * MS], 200_000, "fair", json!({}));
+    assert!(fair[0] > uplink_write_ns(2 * wire - PIECE), "{fair:?}");
 }
 
 #[test]
@@ -70,15 +40,15 @@ fn equal_round_trips_keep_their_order_and_end_one_last_flight_apart() {
     // the last, and the blocks keep the order of the first windows. 200 kB needs rounds
     // of 14.6, 29.2, 58.4 kB and the rest, so the copies end one after the other, each
     // after writing the previous's last flight, wire - 7 x 14.6 kB.
-    let (t, wire) = star_run(&[10 * MS; 8], 200_000, "window", json!({}));
-    let last_flight = write_ns(wire - 7 * INITIAL);
+    let (t, wire) = star_uplink_run(&[10 * MS; 8], 200_000, "window", json!({}));
+    let last_flight = uplink_write_ns(wire - 7 * INITIAL);
     for k in 1..8 {
         assert_eq!(t[k] - t[k - 1], last_flight, "{t:?}");
     }
     // FIFO sharing instead spreads them over seven whole copies' writing.
-    let (fifo, _) = star_run(&[10 * MS; 8], 200_000, "fifo", json!({}));
+    let (fifo, _) = star_uplink_run(&[10 * MS; 8], 200_000, "fifo", json!({}));
     let spread = fifo.iter().max().unwrap() - fifo.iter().min().unwrap();
-    assert_eq!(spread, write_ns(7 * wire));
+    assert_eq!(spread, uplink_write_ns(7 * wire));
 }
 
 /// Latencies of three 100 kB messages from node 0 to node 1 (20 ms links, a 10 Gbit
@@ -121,12 +91,12 @@ fn paced_pieces_leave_at_twice_the_window_per_round_trip() {
     // 12,800 B at once, the rest at 2 x 40,880 B per 100 ms (817.6 kB/s); the copy fits
     // in the window, so pacing alone delays its last byte.
     let network = json!({"initial_window_segments": 28, "pacing": true});
-    let (t, wire) = star_run(&[50 * MS], 30_000, "window", network);
+    let (t, wire) = star_uplink_run(&[50 * MS], 30_000, "window", network);
     let paced = ((wire - 12_800) * 100 * MS).div_ceil(2 * 28 * 1460);
     // The last piece is written after it is released: at most 12,800 B at 100 ns each.
     assert!(t[0] >= 50 * MS + paced, "{t:?} {paced}");
     assert!(
-        t[0] <= 50 * MS + paced + write_ns(12_800) + 10,
+        t[0] <= 50 * MS + paced + uplink_write_ns(12_800) + 10,
         "{t:?} {paced}"
     );
 }

@@ -2,7 +2,7 @@
 #![allow(dead_code)]
 
 use gossiplab_engine::error::EngineError;
-use gossiplab_engine::{Config, Schedule, Simulation};
+use gossiplab_engine::{Config, EdgeProperties, Schedule, Simulation};
 use serde_json::{json, Value};
 
 pub const MS: u64 = 1_000_000;
@@ -244,4 +244,45 @@ pub fn refusal(c: &Config, edges: &[(u32, u32)]) -> (String, String) {
         EngineError::Config { field, message } => (field, message),
         other => panic!("{other}"),
     }
+}
+
+/// The limited uplink of `star_uplink_run`'s hub: 10 bytes per microsecond.
+pub const UPLINK_BPS: u64 = 80_000_000;
+
+/// Time `UPLINK_BPS` takes to write `bytes`.
+pub fn uplink_write_ns(bytes: u64) -> u64 {
+    (bytes * 8 * 1_000_000_000).div_ceil(UPLINK_BPS)
+}
+
+/// A hub (node 0) with an uplink of `UPLINK_BPS` publishing one floodsub message of
+/// `size` bytes at 1 s to leaves over links of the given one-way latencies (each way),
+/// its windows from 10 segments unless `network` says otherwise; the receipts' times
+/// after the publish, per leaf, and one copy's wire size.
+pub fn star_uplink_run(
+    latency: &[u64],
+    size: u32,
+    sharing: &str,
+    network: Value,
+) -> (Vec<u64>, u64) {
+    let leaves = latency.len() as u32;
+    let mut upload = vec![0u64; leaves as usize + 1];
+    upload[0] = UPLINK_BPS;
+    let patch = json!({"network": merged(
+        json!({"upload_bps": upload, "uplink_sharing": sharing, "initial_window_segments": 10}),
+        network,
+    )});
+    let c = config(leaves + 1, "floodsub", 0, 10 * S, 1, patch);
+    let props = EdgeProperties {
+        latency_ns: latency.iter().flat_map(|&l| [l, l]).collect(),
+        loss: vec![],
+    };
+    let schedule = messages(0, S, 0, 1, size);
+    let mut sim = Simulation::with_edge_properties(&c, &star(leaves), &props, &schedule).unwrap();
+    sim.run();
+    let d = &sim.output().deliveries;
+    let mut per_leaf = vec![0; leaves as usize];
+    for (node, t) in d.node.iter().zip(&d.t_ns) {
+        per_leaf[*node as usize - 1] = *t as u64 - S;
+    }
+    (per_leaf, sim.traffic(0)[0].bytes_sent / u64::from(leaves))
 }
