@@ -8,7 +8,6 @@
 mod common;
 use common::*;
 
-use gossiplab_engine::Simulation;
 use serde_json::json;
 
 const PIECE: u64 = 16 * 1024;
@@ -64,22 +63,11 @@ fn after_small_messages(sharing: &str) -> u64 {
         "upload_bps": [10_000_000_000u64, 0], "uplink_sharing": sharing,
         "initial_window_segments": 10, "slow_start_after_idle": false,
     });
-    let c = config(
-        2,
-        "floodsub",
-        50 * MS,
-        10 * S,
-        1,
-        json!({ "network": network }),
-    );
     let schedule = then(
         messages(0, S, 200 * MS, 20, 1_000),
         messages(0, 6 * S, 0, 1, 100_000),
     );
-    let mut sim = Simulation::new(&c, &line(2), &schedule).unwrap();
-    sim.run();
-    let d = &sim.output().deliveries;
-    d.t_ns[20] as u64 - 6 * S
+    pair_latencies(50 * MS, network, &schedule)[20]
 }
 
 #[test]

@@ -212,27 +212,31 @@ pub fn sorted_delivery_times(sim: &Simulation) -> Vec<u64> {
     t
 }
 
+/// Latency of each floodsub message of `schedule` from node 0 to node 1 (links of
+/// `latency_ns`, the network as `network_patch` sets it), after its publication; the
+/// one receiver gets them in order.
+pub fn pair_latencies(latency_ns: u64, network_patch: Value, schedule: &Schedule) -> Vec<u64> {
+    let patch = json!({ "network": network_patch });
+    let c = config(2, "floodsub", latency_ns, 10 * S, 1, patch);
+    let mut sim = Simulation::new(&c, &line(2), schedule).unwrap();
+    sim.run();
+    let d = &sim.output().deliveries;
+    d.t_ns
+        .iter()
+        .zip(&schedule.t_intended_ns)
+        .map(|(&t, &published)| t as u64 - published)
+        .collect()
+}
+
 /// Latency of three 100 kB floodsub messages from node 0 to node 1 (20 ms links, the
 /// network as `network_patch` sets it), published at 1 s, 1.1 s (100 ms later: not
 /// idle) and 3.1 s (after 2 s of idle): the slow-start and restart-after-idle cases.
 pub fn three_message_latencies(network_patch: Value) -> Vec<u64> {
-    let c = config(
-        2,
-        "floodsub",
-        20 * MS,
-        10 * S,
-        1,
-        json!({ "network": network_patch }),
-    );
     let schedule = then(
         messages(0, S, 100 * MS, 2, 100_000),
         messages(0, 3_100 * MS, 0, 1, 100_000),
     );
-    let mut sim = Simulation::new(&c, &line(2), &schedule).unwrap();
-    sim.run();
-    let publish = [S, 1_100 * MS, 3_100 * MS];
-    let d = &sim.output().deliveries;
-    (0..3).map(|i| d.t_ns[i] as u64 - publish[i]).collect()
+    pair_latencies(20 * MS, network_patch, &schedule)
 }
 
 /// The field and message with which the engine refuses `c` (one message over `edges`).
