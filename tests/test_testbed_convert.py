@@ -24,10 +24,11 @@ DATA = Path(__file__).parent / "data" / "testbed-ring3"
 EPOCH = 1795306098030145072  # DATA / "epoch_unix_ns"
 
 
-def _convert(folder: Path, receipts: bool = True):  # type: ignore[no-untyped-def]
+def _convert(folder: Path, receipts: bool = True, end_ns: int | None = None):  # type: ignore[no-untyped-def]
     s = load_scenario(folder / "scenario.toml")
     schedule = build_schedule(s, build_topology(s).nodes)
-    return convert({i: folder / f"node{i}" for i in range(3)}, schedule, EPOCH, receipts=receipts)
+    folders = {i: folder / f"node{i}" for i in range(3)}
+    return convert(folders, schedule, EPOCH, end_ns=end_ns, receipts=receipts)
 
 
 def test_recorded_epoch_is_the_one_used_here() -> None:
@@ -64,6 +65,44 @@ def test_receipts_include_the_duplicates_and_their_senders() -> None:
         (1, 2, 1, 1795306099153143521 - EPOCH),
     ]
     assert receipts.height == 8
+
+
+def test_a_receipt_traced_after_the_runs_end_is_not_counted() -> None:
+    # With the run ending at 1.1 s, message 1's two deliveries (1.1117 and 1.1120 s) and
+    # two duplicates (1.1230 and 1.1231 s) were traced while the nodes stopped: the model
+    # counts nothing after its end, and neither does the conversion. Message 0's last
+    # receipt, at 1.0235 s, counts.
+    conversion = _convert(DATA, end_ns=1_100_000_000)
+    assert conversion.tables.deliveries.select("msg", "node").rows() == [(0, 2), (0, 1)]
+    assert conversion.tables.receipts is not None
+    assert conversion.tables.receipts["msg"].to_list() == [0, 0, 0, 0]
+    assert conversion.tables.publishes["receipts"].to_list() == [4, 0]
+    assert conversion.after_end == 4
+    assert conversion.counts()["receipts_after_end"] == 4
+
+
+def test_a_sender_missing_its_own_receipt_leaves_the_hop_unknown(tmp_path: Path) -> None:
+    # Node 2's first copy of message 0 made to come from node 1, and node 1's delivery of
+    # message 0 taken out of its trace: the tree cannot say node 2's hop, so it is null
+    # (no number a metric would count), and message 1's hops stay 1.
+    copy = tmp_path / "ring3"
+    shutil.copytree(DATA, copy)
+    ids = {i: json.loads((copy / f"node{i}" / "node.json").read_text())["peer_id"] for i in (0, 1)}
+    node1 = copy / "node1" / "trace.ndjson"
+    lines = node1.read_text().splitlines()
+    first_delivery = next(i for i, line in enumerate(lines) if '"type":3' in line)
+    node1.write_text("\n".join(lines[:first_delivery] + lines[first_delivery + 1 :]) + "\n")
+    node2 = copy / "node2" / "trace.ndjson"
+    text = node2.read_text()
+    at = text.index('"type":3')
+    end = text.index("\n", at)
+    node2.write_text(text[:at] + text[at:end].replace(ids[0], ids[1]) + text[end:])
+    deliveries = _convert(copy).tables.deliveries
+    assert deliveries.select("msg", "node", "from_node", "hop").rows() == [
+        (0, 2, 1, None),
+        (1, 1, 0, 1),
+        (1, 2, 0, 1),
+    ]
 
 
 def test_traffic_and_drops_from_the_raw_counters() -> None:

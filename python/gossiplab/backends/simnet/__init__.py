@@ -97,6 +97,7 @@ def _run(
         {i: out / node_dir(i) for i in range(topology.nodes)},
         schedule,
         0,
+        end_ns=end_ns,
         receipts=s.output.receipts,
         plan=partial_plan(s, schedule),
     )

@@ -163,6 +163,7 @@ def run_testbed(
         {i: work / f"node{i}" for i in range(topology.nodes)},
         schedule,
         epoch,
+        end_ns=end_ns,
         receipts=s.output.receipts,
         plan=partial_plan(s, schedule),
     )

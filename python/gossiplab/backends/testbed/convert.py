@@ -40,7 +40,6 @@ from gossiplab.workload import Schedule
 TRACE_FILE = "trace.ndjson"
 RESULT_FILE = "node.json"
 NO_PEER = 2**32 - 1  # drops whose peer is not a neighbour (peer is a uint32 column)
-NO_HOP = 2**16 - 1  # a first receipt whose sender's own receipt is missing from the trace
 
 # pb.TraceEvent types (go-libp2p-pubsub pb/trace.proto)
 PUBLISH_MESSAGE = 0
@@ -61,6 +60,7 @@ class Conversion:
     publish_errors: dict[int, str] = field(default_factory=dict)
     unknown_ids: int = 0  # payload events whose id no publisher recorded
     broken_lines: int = 0  # trace lines that were not JSON (a node killed mid-write)
+    after_end: int = 0  # receipts traced after the run's end, while the nodes stopped
     missing_results: list[int] = field(default_factory=list)  # nodes without node.json
     # (t_ns, node, peer) of each outbound pubsub stream: one per peer a node talked to
     streams: list[tuple[int, int, int]] = field(default_factory=list)
@@ -89,6 +89,7 @@ class Conversion:
             "publish_errors": {str(k): v for k, v in self.publish_errors.items()},
             "unknown_ids": self.unknown_ids,
             "broken_lines": self.broken_lines,
+            "receipts_after_end": self.after_end,
             "missing_results": self.missing_results,
         }
 
@@ -132,11 +133,16 @@ def convert(
     schedule: Schedule,
     epoch_ns: int,
     *,
+    end_ns: int | None = None,
     peer_ids: Mapping[str, int] | None = None,
     receipts: bool = False,
     plan: PartialPlan | None = None,
 ) -> Conversion:
     """Convert the node folders (node index -> folder) of one run.
+
+    ``end_ns`` is the run's end (ns from its start): the nodes keep tracing while they
+    are told to stop, one after another, and a receipt traced after the end is not
+    counted, as the model's run ends there and counts none.
 
     ``peer_ids`` maps base64 peer ids to node indexes; by default it is read from the
     node.json files (a crashed node's id can be given this way). With ``plan`` (a
@@ -174,12 +180,15 @@ def convert(
                 continue
             sender = ids.get(body.get("receivedFrom", ""), NO_PEER)
             t = int(event["timestamp"]) - epoch_ns
+            if kind == DELIVER_MESSAGE and (node == publisher[msg] or sender == node):
+                # A node delivering a message it published itself: the publisher, or a
+                # node re-publishing a group it completed from parts.
+                continue
+            if end_ns is not None and t > end_ns:
+                conversion.after_end += 1
+                continue
             key = (msg, node)
             if kind == DELIVER_MESSAGE:
-                if node == publisher[msg] or sender == node:
-                    # A node delivering a message it published itself: the publisher, or
-                    # a node re-publishing a group it completed from parts.
-                    continue
                 if key in first:
                     continue
                 first[key] = (t, sender)
@@ -196,7 +205,9 @@ def convert(
         for key, count in duplicates.items():
             full_recv.setdefault(key, count)
         recorded = partialconvert.records(results)
-        partialconvert.merge_first(first, partialconvert.completions(recorded, publisher, epoch_ns))
+        completed = partialconvert.completions(recorded, publisher, epoch_ns)
+        in_run = {k: v for k, v in completed.items() if end_ns is None or v[0] <= end_ns}
+        partialconvert.merge_first(first, in_run)
         partial = partialconvert.partial_table(plan, recorded, first, full_recv, publisher)
     hops = partialconvert.hops(first, publisher) if plan is not None else None
     deliveries = _deliveries(first, duplicates, publisher, hops)
@@ -278,12 +289,15 @@ def _deliveries(
     given: Mapping[tuple[int, int], int] | None = None,
 ) -> pl.DataFrame:
     """Deliveries with their hop: ``given`` (groups of parts), else from the tree."""
-    hops: dict[tuple[int, int], int] = dict(given or {})
+    hops: dict[tuple[int, int], int | None] = dict(given or {})
 
-    def hop(msg: int, node: int) -> int:
+    def hop(msg: int, node: int) -> int | None:
         # Iterative walk up the first-receipt tree to the publisher (no recursion limit).
+        # A sender whose own receipt is not in its trace (a line lost when a node was
+        # killed) leaves the hop unknown: null, never a number a metric would count.
         path = []
         here = node
+        depth: int | None
         while True:
             if here == publisher[msg]:
                 depth = 0
@@ -292,12 +306,12 @@ def _deliveries(
                 depth = hops[(msg, here)]
                 break
             if (msg, here) not in first or len(path) > len(first):
-                depth = NO_HOP
+                depth = None
                 break
             path.append(here)
             here = first[(msg, here)][1]
         for step in reversed(path):
-            depth = NO_HOP if depth == NO_HOP else depth + 1
+            depth = None if depth is None else depth + 1
             hops[(msg, step)] = depth
         return hops.get((msg, node), depth)
 
