@@ -124,8 +124,8 @@ GOLDEN = {
     "gossipsub-1.1": "41d5be567d2409fb175f1b3c2faae50174fe4b3996ee5a5750da54193a78ab81",
     "gossipsub-2.0-loss": "95a66d9536f5600068dc1037e76d87a04bf5ec27bebf4675c9101287027c4ea0",
     "cpu-own-cores": "7c70ab86613c4bf9f7fcb313d10e3c6814c477280250091f78fb5e1670c5e09a",
-    "cpu-shared-hosts": "e274bb5f590cefd5fb3cd0d7ed4bf30d9f8f225f71f9035fe67cf8290acaa88d",
-    "cpu-event-loop": "0526a4e1e6d62ff2c9ce92f4ca8a10c95c66e5bbd3daea74bc3d848f3749ff78",
+    "cpu-shared-hosts": "112dc72ef96bf5b61605f012802aa2c7ee6683dedebdbba0d7c5b4f2f82cdce7",
+    "cpu-event-loop": "79f8d7189914fd7978d75a00e4edc6a514173391e562f6e07c076f96d0cb1db5",
 }
 
 

@@ -75,6 +75,9 @@ pub enum Event {
     WindowUpdate { link: u32, delta: u32 },
     /// The writer goroutine of `link` finished encoding its RPC (CPU).
     Encoded { link: u32 },
+    /// The application's goroutine on the publisher of `msg` runs and calls `Publish`
+    /// (CPU): the publication's time.
+    PublishCalled { msg: u32 },
     /// The publisher of `msg` finished signing it (CPU).
     Signed { msg: u32 },
     /// `link`'s congestion window or pacer may let it release more (`window.rs`).
@@ -140,6 +143,7 @@ impl Event {
             Event::AppRead { .. } => 24,
             Event::Packet { .. } => 25,
             Event::PacketRead => 26,
+            Event::PublishCalled { .. } => 27,
         }
     }
 }

@@ -454,43 +454,52 @@ impl Simulation {
         state.seen.clear();
     }
 
-    /// The workload publishes `msg` at its publisher. The publication's time is now,
-    /// when the application calls `Publish`; with a publishing cost the message leaves
-    /// once the publisher's host has signed it (`topic.go:Publish` signs, `sign.go:
-    /// signMessage`, before `validation.go:PushLocal` hands it to the router).
+    /// The workload's time for `msg` comes at its publisher. With a publishing cost the
+    /// application's goroutine, readied by its timer, first waits for the publisher's
+    /// host: the publication's time is when it runs and calls `Publish` (our Go node
+    /// reads the clock just before `topic.Publish`: `gossipnode/node.go:PublishOne`),
+    /// and the message leaves once the host has signed it (`topic.go:Publish` signs,
+    /// `sign.go:signMessage`, before `validation.go:PushLocal` hands it to the router):
+    /// two pieces of the goroutine's one turn, the call costing nothing.
     pub(crate) fn publish(&mut self, msg: u32) {
-        let now = self.now();
         let publisher = self.messages[msg as usize].publisher;
         if self.is_down(publisher) {
             return; // a node that is down publishes nothing: t_publish stays unset
+        }
+        let mean = self.cpu.costs.per_publish_ns;
+        if mean == 0 {
+            self.publish_called(msg);
+            self.signed(msg);
+            return;
+        }
+        let cost = self.cpu.draw(publisher, mean, Cost::Publish);
+        let (queue, g) = (&mut self.queue, Goroutine::Publisher);
+        self.cpu
+            .submit(queue, publisher, g, 0, Event::PublishCalled { msg });
+        self.cpu
+            .submit(queue, publisher, g, cost, Event::Signed { msg });
+    }
+
+    /// The application on `msg`'s publisher calls `Publish` now: the publication's time.
+    pub(crate) fn publish_called(&mut self, msg: u32) {
+        let now = self.now();
+        let publisher = self.messages[msg as usize].publisher;
+        if self.is_down(publisher) {
+            return; // down before its application ran: t_publish stays unset
         }
         self.messages[msg as usize].t_publish = Some(now);
         if let Some(aggregates) = &mut self.out.aggregates {
             let topic = self.messages[msg as usize].topic;
             aggregates.published(msg, publisher, now, topic);
         }
-        let mean = self.cpu.costs.per_publish_ns;
-        if mean > 0 {
-            let cost = self.cpu.draw(publisher, mean, Cost::Publish);
-            let event = Event::Signed { msg };
-            self.cpu.submit(
-                &mut self.queue,
-                publisher,
-                Goroutine::Publisher,
-                cost,
-                event,
-            );
-            return;
-        }
-        self.signed(msg);
     }
 
     /// `msg` is ready to leave its publisher: mark it seen and send it.
     pub(crate) fn signed(&mut self, msg: u32) {
         let now = self.now();
         let publisher = self.messages[msg as usize].publisher;
-        if self.is_down(publisher) {
-            return;
+        if self.is_down(publisher) || self.messages[msg as usize].t_publish.is_none() {
+            return; // down now, or when its application was to call `Publish`
         }
         self.sweep_seen(publisher);
         let expire = now + self.proto.seen_ttl_ns;

@@ -206,6 +206,7 @@ impl Simulation {
             }
             Event::Encoded { link } => self.encoded(link),
             Event::SendLoopDone { link } => self.send_loop_done(link),
+            Event::PublishCalled { msg } => self.publish_called(msg),
             Event::Signed { msg } => self.signed(msg),
             Event::CoreTick {
                 host,

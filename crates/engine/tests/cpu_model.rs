@@ -115,6 +115,33 @@ fn a_burst_read_while_descheduled_overflows_the_validation_queue() {
 }
 
 #[test]
+fn a_publication_s_time_is_when_its_publisher_s_application_runs() {
+    // Line 0 - 1 - 2; nodes 0 and 1 share a core (slices of 100 ms, ended on time),
+    // node 2 has its own host; signing costs 1 ms, validating at node 1 200 ms. Node 2
+    // publishes message 0 at 2 ms on its idle core: published at 2 ms, signed at 3, at
+    // node 1 at 4, whose validation holds the shared core for a whole slice, to 104 ms.
+    // Node 0's application is due to publish message 1 at 10 ms; node 0, woken then,
+    // is placed at the average virtual time with a deadline a slice on, later than node
+    // 1's, so it waits for the slice's end (no wake-up preemption). Our Go node reads the
+    // clock when its publishing goroutine runs, just before `topic.Publish`
+    // (gossipnode/node.go:PublishOne): message 1 is published at 104 ms, not at 10.
+    let patch = json!({
+        "cpu": {"nodes_per_host": 2, "cores": 1, "time_slice_ns": 100 * MS, "hrtick": true,
+                "per_publish_ns": MS},
+        "network": {"cpu_per_message_ns": [0, 200 * MS, 0]}
+    });
+    let c = config(3, "floodsub", MS, 2 * S, 1, patch);
+    let schedule = then(
+        messages(2, 2 * MS, 0, 1, 100),
+        messages(0, 10 * MS, 0, 1, 100),
+    );
+    let mut sim = Simulation::new(&c, &line(3), &schedule).unwrap();
+    sim.run();
+    let published: Vec<Option<u64>> = sim.messages().iter().map(|m| m.t_publish).collect();
+    assert_eq!(published, vec![Some(2 * MS), Some(104 * MS)]);
+}
+
+#[test]
 fn a_writer_that_falls_behind_overflows_its_32_rpc_queue() {
     // One message a millisecond to one peer, 10 ms of CPU to write each RPC
     // (comm.go:handleSendingMessages writes one RPC at a time). The writer holds one,
