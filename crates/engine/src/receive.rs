@@ -468,25 +468,30 @@ impl Simulation {
         }
         let mean = self.cpu.costs.per_publish_ns;
         if mean == 0 {
-            self.publish_called(msg);
+            self.published(msg, publisher);
             self.signed(msg);
             return;
         }
         let cost = self.cpu.draw(publisher, mean, Cost::Publish);
-        let (queue, g) = (&mut self.queue, Goroutine::Publisher);
+        let called = Event::PublishCalled { msg };
+        let g = Goroutine::Publisher;
+        self.cpu.submit(&mut self.queue, publisher, g, 0, called);
         self.cpu
-            .submit(queue, publisher, g, 0, Event::PublishCalled { msg });
-        self.cpu
-            .submit(queue, publisher, g, cost, Event::Signed { msg });
+            .submit(&mut self.queue, publisher, g, cost, Event::Signed { msg });
     }
 
-    /// The application on `msg`'s publisher calls `Publish` now: the publication's time.
+    /// The application on `msg`'s publisher calls `Publish` now, unless its node went
+    /// down while it waited for its host.
     pub(crate) fn publish_called(&mut self, msg: u32) {
-        let now = self.now();
         let publisher = self.messages[msg as usize].publisher;
-        if self.is_down(publisher) {
-            return; // down before its application ran: t_publish stays unset
+        if !self.is_down(publisher) {
+            self.published(msg, publisher);
         }
+    }
+
+    /// `msg` is published now: its publication's time.
+    fn published(&mut self, msg: u32, publisher: u32) {
+        let now = self.now();
         self.messages[msg as usize].t_publish = Some(now);
         if let Some(aggregates) = &mut self.out.aggregates {
             let topic = self.messages[msg as usize].topic;

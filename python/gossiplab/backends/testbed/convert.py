@@ -150,6 +150,10 @@ def convert(
     part, and the tables have ``partial`` (partialconvert.py).
     """
     results = {node: read_result(folder) for node, folder in folders.items()}
+
+    def in_run(t: int) -> bool:
+        return end_ns is None or t <= end_ns
+
     ids = dict(peer_ids or {})
     for node, result in results.items():
         if result is not None:
@@ -184,7 +188,7 @@ def convert(
                 # A node delivering a message it published itself: the publisher, or a
                 # node re-publishing a group it completed from parts.
                 continue
-            if end_ns is not None and t > end_ns:
+            if not in_run(t):
                 conversion.after_end += 1
                 continue
             key = (msg, node)
@@ -206,8 +210,7 @@ def convert(
             full_recv.setdefault(key, count)
         recorded = partialconvert.records(results)
         completed = partialconvert.completions(recorded, publisher, epoch_ns)
-        in_run = {k: v for k, v in completed.items() if end_ns is None or v[0] <= end_ns}
-        partialconvert.merge_first(first, in_run)
+        partialconvert.merge_first(first, {k: v for k, v in completed.items() if in_run(v[0])})
         partial = partialconvert.partial_table(plan, recorded, first, full_recv, publisher)
     hops = partialconvert.hops(first, publisher) if plan is not None else None
     deliveries = _deliveries(first, duplicates, publisher, hops)
