@@ -330,6 +330,9 @@ pub struct NetworkConfig {
     /// How a node's uplink serves its connections.
     #[serde(default)]
     pub uplink_sharing: UplinkSharing,
+    /// How a node's limited downlink serves the connections arriving on it.
+    #[serde(default)]
+    pub downlink_sharing: DownlinkSharing,
     /// Bytes per connection that the transport takes from the outbound queue before
     /// they are sent (yamux's initial stream window, 256 KiB); 0: an RPC leaves the
     /// queue only when its writing starts.
@@ -376,6 +379,19 @@ pub enum UplinkSharing {
     /// windows as `Window`, grown by every acknowledged byte, and one queue in the order
     /// the bytes were written across connections (`uplink_window.rs`).
     Shadow,
+}
+
+/// How a node's limited downlink is shared by the connections arriving on it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DownlinkSharing {
+    /// Whole RPCs one after the other, in the order their last bytes arrived; an idle
+    /// downlink is taken to have read an RPC while it arrived (`Network::read`).
+    #[default]
+    Fifo,
+    /// The connections being read share it equally (`downlink.rs`): the fluid form of
+    /// their packets interleaving in a packet FIFO or in queues per flow.
+    Fair,
 }
 
 impl UplinkSharing {

@@ -18,6 +18,7 @@ pub mod control;
 pub mod cpu;
 pub mod cpu_use;
 mod dial;
+pub mod downlink;
 pub mod error;
 mod event_loop;
 mod faults;

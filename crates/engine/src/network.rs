@@ -14,9 +14,10 @@
 //! timeout, max(200 ms, RTT) (Linux's RTO floor). Losses are recovered one after the
 //! other, so the extra delay is the sum of their costs.
 //!
-//! The downlink is a pipe of the receiver's capacity that reads an RPC while it
-//! arrives: it adds nothing when it is faster than the sender and idle, and queues
-//! RPCs when it is the bottleneck.
+//! The downlink (`network.downlink_sharing`) reads whole RPCs one after the other in the
+//! order they arrived, taking an idle downlink to have read an RPC while it arrived
+//! (`read`), or shares its capacity between the connections it is reading
+//! (`downlink.rs`).
 //!
 //! Connection warm-up (optional): a new connection's congestion window starts at
 //! `initial_window` segments and doubles per round trip while an RPC does not fit in it,
@@ -39,7 +40,8 @@
 //! the window waits for acknowledgements anyway, each round paced within its round
 //! trip; only its last round's bytes beyond a full bucket add time.
 
-use crate::config::{Config, Fault, LatencyModel, NetworkConfig, Placement, Time};
+use crate::config::{Config, DownlinkSharing, Fault, LatencyModel, NetworkConfig, Placement, Time};
+use crate::downlink::SharedDownlink;
 use crate::rng::Rng;
 
 const NANOS_PER_SECOND: u128 = 1_000_000_000;
@@ -227,7 +229,12 @@ pub fn pair_loss(base: f64, placement: Option<&Placement>, a: u32, b: u32) -> f6
 pub struct Network {
     upload_bps: Vec<u64>,
     download_bps: Vec<u64>,
+    /// With FIFO downlinks: when each node's downlink has read what reached it.
     downlink_free: Vec<Time>,
+    /// With fair downlinks, one per node (empty when no downlink is limited).
+    shared_downlinks: Vec<SharedDownlink>,
+    /// RPCs a fair downlink has just read, (link, rpc).
+    pub(crate) read_scratch: Vec<(u32, u32)>,
     /// Latest arrival scheduled per directed link, to keep each connection in order.
     last_arrival: Vec<Time>,
     jitter_ns: Time,
@@ -257,6 +264,8 @@ impl Network {
             upload_bps: config.upload_bps.clone(),
             download_bps: config.download_bps.clone(),
             downlink_free: vec![0; nodes],
+            shared_downlinks: shared_downlinks(config),
+            read_scratch: Vec::new(),
             last_arrival: vec![0; links],
             jitter_ns: config.jitter_ns,
             loss,
@@ -413,14 +422,35 @@ impl Network {
         self.download_bps[node as usize] > 0
     }
 
-    /// An RPC of `bytes` fully reached `receiver`'s interface at `now`; returns when the
-    /// downlink has read it.
+    pub fn download_bps(&self, node: u32) -> u64 {
+        self.download_bps[node as usize]
+    }
+
+    /// `node`'s downlink, if downlinks are shared fairly (`downlink.rs`); None: FIFO.
+    pub fn shared_downlink(&mut self, node: u32) -> Option<&mut SharedDownlink> {
+        self.shared_downlinks.get_mut(node as usize)
+    }
+
+    /// With FIFO downlinks: an RPC of `bytes` fully reached `receiver`'s interface at
+    /// `now`; returns when the downlink has read it, after every RPC that reached it
+    /// before.
     pub fn read(&mut self, now: Time, receiver: u32, bytes: u64) -> Time {
         let r = receiver as usize;
         let done = now.max(self.downlink_free[r] + serialization_ns(bytes, self.download_bps[r]));
         self.downlink_free[r] = done;
         done
     }
+}
+
+/// A fair downlink per node, if any downlink is limited and they are shared fairly.
+fn shared_downlinks(config: &NetworkConfig) -> Vec<SharedDownlink> {
+    let limited = config.download_bps.iter().any(|&bps| bps > 0);
+    if config.downlink_sharing != DownlinkSharing::Fair || !limited {
+        return Vec::new();
+    }
+    (0..config.download_bps.len())
+        .map(|_| SharedDownlink::default())
+        .collect()
 }
 
 #[cfg(test)]
@@ -436,6 +466,7 @@ mod tests {
             slow_start_after_idle: true,
             pacing: false,
             uplink_sharing: Default::default(),
+            downlink_sharing: DownlinkSharing::Fifo,
             send_buffer_bytes: 0,
             connect_round_trips: 0,
             upload_bps: vec![0, 0],

@@ -108,6 +108,9 @@ pub enum Event {
     /// The goroutine reading a connection read a packet that arrived (CPU);
     /// nothing follows until the RPC's last packet.
     PacketRead,
+    /// `node`'s fair downlink may have read RPCs (`downlink.rs`); a read whose
+    /// `generation` is not the downlink's is stale and does nothing.
+    DownlinkRead { node: u32, generation: u32 },
 }
 
 impl Event {
@@ -144,6 +147,7 @@ impl Event {
             Event::Packet { .. } => 25,
             Event::PacketRead => 26,
             Event::PublishCalled { .. } => 27,
+            Event::DownlinkRead { .. } => 28,
         }
     }
 }

@@ -167,13 +167,8 @@ impl Simulation {
 
     fn dispatch(&mut self, event: Event) {
         match event {
-            Event::Arrive { link, rpc } => {
-                let receiver = self.links.peer[link as usize];
-                let bytes = self.rpcs.get(rpc).total_bytes();
-                let done = self.net.read(self.now(), receiver, bytes);
-                self.queue
-                    .push(done, receiver, Event::Receive { link, rpc });
-            }
+            Event::Arrive { link, rpc } => self.arrive_at_downlink(link, rpc),
+            Event::DownlinkRead { node, generation } => self.downlink_read(node, generation),
             Event::Receive { link, rpc } => {
                 if self.cpu.charges_receiving() || !self.loops.is_empty() {
                     self.decode(link, rpc);

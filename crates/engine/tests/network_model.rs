@@ -101,6 +101,7 @@ fn mean_retransmission_delay_matches_the_loss_formula() {
         slow_start_after_idle: true,
         pacing: false,
         uplink_sharing: Default::default(),
+        downlink_sharing: Default::default(), // FIFO
         send_buffer_bytes: 0,
         connect_round_trips: 0,
         upload_bps: vec![0, 0],
@@ -182,4 +183,86 @@ fn a_full_outbound_queue_drops_exactly_what_exceeds_it() {
         .map(|(_, c)| c)
         .sum();
     assert_eq!(dropped, 39);
+}
+
+/// When node 0 (the hub of a 3-leaf star, 10 ms links, 50 Mbit downlink, everyone else
+/// unlimited) first has each message: leaves 1 and 2 publish 1 MB at 1 s, leaf 3 10 kB at
+/// 1.01 s. Senders with unlimited uplinks deliver at once, so nothing was read before
+/// an RPC's last byte arrived.
+fn hub_receipts(sharing: &str) -> Vec<u64> {
+    let c = config(
+        4,
+        "floodsub",
+        10 * MS,
+        3 * S,
+        1,
+        json!({"network": {"download_bps": [50_000_000u64, 0, 0, 0], "downlink_sharing": sharing}}),
+    );
+    let schedule = then(
+        then(
+            messages(1, S, 0, 1, 1_000_000),
+            messages(2, S, 0, 1, 1_000_000),
+        ),
+        messages(3, S + 10 * MS, 0, 1, 10_000),
+    );
+    let mut sim = Simulation::new(&c, &star(3), &schedule).unwrap();
+    sim.run();
+    let d = &sim.output().deliveries;
+    (0..3)
+        .map(|msg| {
+            let row = (0..d.msg.len())
+                .find(|&i| d.node[i] == 0 && d.msg[i] == msg)
+                .expect("the hub got every message");
+            d.t_ns[row] as u64
+        })
+        .collect()
+}
+
+#[test]
+fn a_fair_downlink_lets_a_small_message_through_beside_large_ones() {
+    // Both megabytes arrive at 1.010 s and share the link, 25 Mbit each; by 1.020 s each
+    // has 250 kbit read. The 10 kB arrives then and gets a third: its bits over 50/3 Mbit.
+    // The megabytes' bits left after that, at 25 Mbit each, end them together.
+    let bits = |size: u64| 8 * wire_bytes(size);
+    let small_read = 3 * bits(10_000) * 1_000 / 50; // ns at 50/3 Mbit
+                                                    // Meanwhile each megabyte got as many bits as the 10 kB.
+    let big_left = bits(1_000_000) - 250_000 - bits(10_000);
+    let big_done = S + 20 * MS + small_read + big_left * 1_000 / 25;
+    let t = hub_receipts("fair");
+    assert_eq!(t[2], S + 20 * MS + small_read, "{t:?}");
+    assert!(
+        t[0].abs_diff(big_done) <= 1 && t[1].abs_diff(big_done) <= 1,
+        "{t:?} vs {big_done}"
+    );
+    // One FIFO of whole RPCs (`Network::read`): the first megabyte as it arrives (an
+    // idle downlink is taken to have read it meanwhile, whatever the sender's speed),
+    // the second after it, then the 10 kB.
+    let fifo = hub_receipts("fifo");
+    let first = S + 10 * MS;
+    let second = first + serialization_ns(wire_bytes(1_000_000), 50_000_000);
+    let small = second + serialization_ns(wire_bytes(10_000), 50_000_000);
+    assert_eq!(fifo, vec![first, second, small]);
+}
+
+#[test]
+fn a_fair_downlink_slower_than_its_sender_reads_a_copy_from_its_first_byte() {
+    // 1 MB from a 100 Mbit uplink to a 50 Mbit downlink over 20 ms: the first byte
+    // arrives at 20 ms and the downlink reads at its own rate from then.
+    let c = config(
+        2,
+        "floodsub",
+        20 * MS,
+        2 * S,
+        1,
+        json!({"network": {
+            "upload_bps": [100_000_000u64, 0], "download_bps": [0, 50_000_000u64],
+            "downlink_sharing": "fair"
+        }}),
+    );
+    let publish_at = 100 * MS;
+    let mut sim = Simulation::new(&c, &line(2), &messages(0, publish_at, 0, 1, 1_000_000)).unwrap();
+    sim.run();
+    let read = serialization_ns(wire_bytes(1_000_000), 50_000_000);
+    let t = sorted_delivery_times(&sim)[0];
+    assert!(t.abs_diff(publish_at + 20 * MS + read) <= 1, "{t}");
 }

@@ -165,6 +165,7 @@ def engine_config(
             "slow_start_after_idle": s.network.slow_start_after_idle,
             "pacing": s.network.pacing,
             "uplink_sharing": s.network.uplink_sharing,
+            "downlink_sharing": s.network.downlink_sharing,
             "send_buffer_bytes": s.network.send_buffer,
             "connect_round_trips": s.network.connect_round_trips,
             **node_resources(s, nodes, placement),

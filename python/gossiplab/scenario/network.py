@@ -233,6 +233,11 @@ class NetworkConfig(Section):
     # queue) or "shadow" (Shadow's stack: windows, the queue in write order). See
     # docs/network-calibration.md.
     uplink_sharing: Literal["fair", "fifo", "window", "shadow"] = "fair"
+    # How a node's limited downlink serves the connections arriving on it: "fifo" (whole
+    # RPCs one after the other, in arrival order) or "fair" (the connections being read
+    # share it equally, as the packets of concurrent connections interleave in a real
+    # link's queue). See docs/network.md.
+    downlink_sharing: Literal["fifo", "fair"] = "fifo"
     # Bytes per connection the transport takes from the 32-RPC outbound queue (yamux's
     # initial stream window); what it took can no longer be overtaken by IDONTWANT.
     send_buffer: Size = Field(default=256 * 1024, ge=0)
@@ -306,6 +311,9 @@ class NetworkConfig(Section):
         return bool(self.upload or self.download) or any(
             c.upload or c.download for c in self.classes
         )
+
+    def has_download_limit(self) -> bool:
+        return bool(self.download) or any(c.download for c in self.classes)
 
     def has_cpu_cost(self) -> bool:
         return bool(self.cpu_per_message) or any(c.cpu_per_message for c in self.classes)

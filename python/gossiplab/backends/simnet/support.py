@@ -138,5 +138,10 @@ def notes(s: Scenario) -> list[str]:
             "network.uplink_sharing and network.send_buffer are the model's; simnet's hosts "
             "write through QUIC streams onto FIFO links"
         )
+    if s.network.downlink_sharing == "fifo" and s.network.has_download_limit():
+        found.append(
+            "network.downlink_sharing = \"fifo\" is the model's; on simnet's links the "
+            'packets of concurrent connections interleave, as "fair" has it'
+        )
     found.extend(go_fixed_notes(s))
     return found

@@ -1,0 +1,99 @@
+"""network.downlink_sharing: how a limited downlink serves the connections arriving on it.
+
+Two 1 MB copies published together reach a hub through its 10 Mbit downlink
+(scenarios/crosscheck/downlink-2x1m.toml). Each copy alone needs its bits over 10 Mbit,
+800 ms of the link. If the link reads whole RPCs one after the other, the first copy is
+done after at most one copy's time, the link's 20 ms and TCP's slow start; if the two
+connections share it, the first copy is done only after well more than one copy's worth
+has passed. The kernel's packet FIFO under HTB interleaves the two TCP flows' packets,
+so the real nodes' first copy comes late, as "fair" has it; simnet's links are packet
+queues too (testbed/simnet/lean.go), so its scenarios run "fair".
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from gossiplab.backends.model import engine_config
+from gossiplab.backends.simnet.support import notes
+from gossiplab.runner import run
+from gossiplab.scenario import load_scenario
+from gossiplab.topology import build_topology
+from gossiplab.workload import build_schedule, end_time_ns
+from testbed_marks import REAL_NODES
+
+REPO = Path(__file__).resolve().parents[1]
+TWO_COPIES = REPO / "scenarios/crosscheck/downlink-2x1m.toml"
+SIMNET_SCENARIOS = sorted((REPO / "scenarios/simnet").glob("*.toml"))
+COPY_MS = 1_000_000 * 8 / 10_000_000 * 1000  # one copy's payload through 10 Mbit
+LINK_MS = 20
+
+
+def _hub_receipts(results: Path) -> list[list[float]]:
+    """Per batch, the hub's two receipts (ms after the publication), in order."""
+    pubs = pl.read_parquet(results / "publishes.parquet").select("msg", "batch", "t_publish_ns")
+    d = pl.read_parquet(results / "deliveries.parquet").filter(pl.col("node") == 0)
+    d = d.join(pubs, on="msg").with_columns(
+        ((pl.col("t_ns") - pl.col("t_publish_ns")) / 1e6).alias("ms")
+    )
+    return [sorted(g["ms"].to_list()) for _, g in d.group_by("batch", maintain_order=True)]
+
+
+def _two_copies(tmp: Path, backend: str, sharing: str) -> list[list[float]]:
+    s = load_scenario(TWO_COPIES)
+    network = s.network.model_copy(update={"downlink_sharing": sharing})
+    s = s.model_copy(update={"backend": backend, "network": network})
+    run(s, tmp / f"{backend}-{sharing}")
+    return _hub_receipts(tmp / f"{backend}-{sharing}")
+
+
+def _shared(batch: list[float]) -> bool:
+    # Done after one and a half copies' time: the link carried the other copy meanwhile.
+    return batch[0] > 1.5 * COPY_MS + LINK_MS
+
+
+def test_the_model_reads_whole_rpcs_in_turn_or_shares_the_link(tmp_path: Path) -> None:
+    fifo = _two_copies(tmp_path, "model", "fifo")
+    fair = _two_copies(tmp_path, "model", "fair")
+    assert len(fifo) == len(fair) == 4
+    assert not any(_shared(b) for b in fifo), fifo
+    assert all(_shared(b) for b in fair), fair
+    # Shared, the second is done once both copies crossed the link. (Whole RPCs in turn
+    # take an idle link to have read the first while it arrived, whatever its sender's
+    # speed, so there the two cross in less.)
+    assert all(b[1] >= 2 * COPY_MS + LINK_MS for b in fair), fair
+
+
+@REAL_NODES[0]
+@REAL_NODES[1]
+def test_the_kernel_s_fifo_interleaves_two_connections_on_a_downlink(tmp_path: Path) -> None:
+    batches = _two_copies(tmp_path, "testbed", "fair")
+    assert len(batches) == 4
+    assert all(_shared(b) for b in batches), batches
+    assert all(b[1] >= 2 * COPY_MS + LINK_MS for b in batches), batches
+
+
+def test_the_engine_gets_the_scenario_s_discipline() -> None:
+    s = load_scenario(TWO_COPIES)
+    for sharing in ("fifo", "fair"):
+        net = s.network.model_copy(update={"downlink_sharing": sharing})
+        scenario = s.model_copy(update={"backend": "model", "network": net})
+        nodes = build_topology(scenario).nodes
+        schedule = build_schedule(scenario, nodes)
+        config = engine_config(scenario, nodes, end_time_ns(scenario, schedule), schedule)
+        assert config["network"]["downlink_sharing"] == sharing
+
+
+@pytest.mark.parametrize("path", SIMNET_SCENARIOS, ids=lambda p: p.name)
+def test_simnet_scenarios_share_limited_downlinks_per_flow(path: Path) -> None:
+    s = load_scenario(path)
+    if s.network.has_download_limit():
+        assert s.network.downlink_sharing == "fair"
+        assert not any("downlink_sharing" in note for note in notes(s))
+        fifo = s.model_copy(
+            update={"network": s.network.model_copy(update={"downlink_sharing": "fifo"})}
+        )
+        assert any("downlink_sharing" in note for note in notes(fifo))
