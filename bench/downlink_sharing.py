@@ -5,10 +5,12 @@ each at the same instant; the hub reads both through its 10 Mbit downlink, 20 ms
 on a backend and prints, per rank (the first and the second copy the hub has of a
 batch), the latency from publication to the hub's delivery: median over batches and
 runs, and the spread. On the testbed the hub's downlink is an HTB class whose leaf
-queueing discipline is ``--qdisc`` (set per run, inside the run's namespaces); on the
-model, ``--downlink-sharing`` sets the discipline.
+queueing discipline is ``--qdisc`` (set per run, inside the run's namespaces); simnet's
+links are packet FIFOs with a 100 ms buffer; on the model, ``--downlink-sharing`` sets
+the discipline.
 
     sudo .venv/bin/python bench/downlink_sharing.py --backend testbed --qdisc pfifo --reps 3
+    .venv/bin/python bench/downlink_sharing.py --backend simnet --reps 5
     .venv/bin/python bench/downlink_sharing.py --backend model --downlink-sharing fair
 """
 
@@ -55,7 +57,7 @@ def one_run(backend: str, seed: int, work: Path, sharing: str | None) -> list[li
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--backend", default="testbed", choices=["testbed", "model"])
+    parser.add_argument("--backend", default="testbed", choices=["testbed", "simnet", "model"])
     parser.add_argument("--qdisc", default="pfifo", choices=sorted(LEAF_QDISCS))
     parser.add_argument("--downlink-sharing", choices=["fifo", "fair"], help="the model's")
     parser.add_argument("--reps", type=int, default=3)
@@ -68,7 +70,7 @@ def main() -> None:
             for i in range(args.reps)
             for b in one_run(args.backend, 100 + i, Path(tmp), args.downlink_sharing)
         ]
-    label = f"{args.backend} qdisc={args.qdisc}" if args.backend == "testbed" else "model"
+    label = f"testbed qdisc={args.qdisc}" if args.backend == "testbed" else args.backend
     if args.downlink_sharing:
         label += f" downlink_sharing={args.downlink_sharing}"
     print(f"{label}: hub's receipts, rank p50 [min, max] ms over {len(batches)} batches")

@@ -12,6 +12,7 @@ queues too (testbed/simnet/lean.go), so its scenarios run "fair".
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import polars as pl
@@ -71,6 +72,14 @@ def test_the_model_reads_whole_rpcs_in_turn_or_shares_the_link(tmp_path: Path) -
 @REAL_NODES[1]
 def test_the_kernel_s_fifo_interleaves_two_connections_on_a_downlink(tmp_path: Path) -> None:
     batches = _two_copies(tmp_path, "testbed", "fair")
+    assert len(batches) == 4
+    assert all(_shared(b) for b in batches), batches
+    assert all(b[1] >= 2 * COPY_MS + LINK_MS for b in batches), batches
+
+
+@pytest.mark.skipif(shutil.which("go") is None, reason="the simnet runner needs Go")
+def test_simnet_s_links_interleave_two_connections_on_a_downlink(tmp_path: Path) -> None:
+    batches = _two_copies(tmp_path, "simnet", "fair")
     assert len(batches) == 4
     assert all(_shared(b) for b in batches), batches
     assert all(b[1] >= 2 * COPY_MS + LINK_MS for b in batches), batches
