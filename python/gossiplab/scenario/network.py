@@ -27,6 +27,10 @@ from gossiplab.units import (
 # packets (tcp_cong_reno.c:tcp_cong_reno_init sets cwnd = 1; the SYN's acknowledgement
 # adds one) and has no restart after idle.
 SHADOW_TCP_DEFAULTS = {"initial_window": 2, "slow_start_after_idle": False}
+# ...and what its network adds: a host's downlink is its upstream router's one CoDel packet
+# queue (src/main/routing/router.c, router_queue_codel.c; no flow queues), in which the
+# packets of connections arriving together interleave.
+SHADOW_STACK_DEFAULTS = {**SHADOW_TCP_DEFAULTS, "downlink_sharing": "fair"}
 
 
 class UniformLatency(Section):
@@ -254,7 +258,7 @@ class NetworkConfig(Section):
     def _shadow_tcp(cls, data: Any) -> Any:
         # Shadow's TCP defaults, written out in the resolved scenario.
         if isinstance(data, dict) and data.get("uplink_sharing") == "shadow":
-            return {**SHADOW_TCP_DEFAULTS, **data}
+            return {**SHADOW_STACK_DEFAULTS, **data}
         return data
 
     @model_validator(mode="before")
