@@ -229,7 +229,7 @@ def test_ethereum_announce_sweep_is_the_v2_study_setup() -> None:
         2,
         False,
     )
-    # Shadow's upstream router: one CoDel queue of packets (routing/router.c).
+    # Shadow's upstream router: one CoDel queue of packets (routing/router.c), as the default.
     assert net.downlink_sharing == "fair"
     assert [(c.share, c.upload, c.added_latency) for c in s.network.classes] == [
         (0.2, 1024 * 10**6, 0),

@@ -385,13 +385,13 @@ pub enum UplinkSharing {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum DownlinkSharing {
-    /// Whole RPCs one after the other, in the order their last bytes arrived; an idle
-    /// downlink is taken to have read an RPC while it arrived (`Network::read`).
-    #[default]
-    Fifo,
     /// The connections being read share it equally (`downlink.rs`): the fluid form of
     /// their packets interleaving in a packet FIFO or in queues per flow.
+    #[default]
     Fair,
+    /// Whole RPCs one after the other, in the order their last bytes arrived; an idle
+    /// downlink is taken to have read an RPC while it arrived (`Network::read`).
+    Fifo,
 }
 
 impl UplinkSharing {

@@ -101,7 +101,7 @@ fn mean_retransmission_delay_matches_the_loss_formula() {
         slow_start_after_idle: true,
         pacing: false,
         uplink_sharing: Default::default(),
-        downlink_sharing: Default::default(), // FIFO
+        downlink_sharing: Default::default(),
         send_buffer_bytes: 0,
         connect_round_trips: 0,
         upload_bps: vec![0, 0],

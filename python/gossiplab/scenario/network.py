@@ -27,10 +27,6 @@ from gossiplab.units import (
 # packets (tcp_cong_reno.c:tcp_cong_reno_init sets cwnd = 1; the SYN's acknowledgement
 # adds one) and has no restart after idle.
 SHADOW_TCP_DEFAULTS = {"initial_window": 2, "slow_start_after_idle": False}
-# ...and what its network adds: a host's downlink is its upstream router's one CoDel packet
-# queue (src/main/routing/router.c, router_queue_codel.c; no flow queues), in which the
-# packets of connections arriving together interleave.
-SHADOW_STACK_DEFAULTS = {**SHADOW_TCP_DEFAULTS, "downlink_sharing": "fair"}
 
 
 class UniformLatency(Section):
@@ -237,11 +233,11 @@ class NetworkConfig(Section):
     # queue) or "shadow" (Shadow's stack: windows, the queue in write order). See
     # docs/network-calibration.md.
     uplink_sharing: Literal["fair", "fifo", "window", "shadow"] = "fair"
-    # How a node's limited downlink serves the connections arriving on it: "fifo" (whole
-    # RPCs one after the other, in arrival order) or "fair" (the connections being read
-    # share it equally, as the packets of concurrent connections interleave in a real
-    # link's queue). See docs/network.md.
-    downlink_sharing: Literal["fifo", "fair"] = "fifo"
+    # How a node's limited downlink serves the connections arriving on it: "fair" (the
+    # connections being read share it equally, as the packets of concurrent connections
+    # interleave in a real link's queue) or "fifo" (whole RPCs one after the other, in
+    # arrival order). See docs/network.md.
+    downlink_sharing: Literal["fair", "fifo"] = "fair"
     # Bytes per connection the transport takes from the 32-RPC outbound queue (yamux's
     # initial stream window); what it took can no longer be overtaken by IDONTWANT.
     send_buffer: Size = Field(default=256 * 1024, ge=0)
@@ -258,7 +254,7 @@ class NetworkConfig(Section):
     def _shadow_tcp(cls, data: Any) -> Any:
         # Shadow's TCP defaults, written out in the resolved scenario.
         if isinstance(data, dict) and data.get("uplink_sharing") == "shadow":
-            return {**SHADOW_STACK_DEFAULTS, **data}
+            return {**SHADOW_TCP_DEFAULTS, **data}
         return data
 
     @model_validator(mode="before")
