@@ -11,14 +11,18 @@
 //! whole RPCs (`"fifo"`, `Network::read`) makes it wait.
 //!
 //! The downlink reads an RPC while it arrives. The model knows when its last byte
-//! reaches the interface (`Event::Arrive`), not how its bytes were spread before: at the
-//! latest, back to back at the sender's line rate, as a congestion window's last round
-//! leaves. So its connection has read of it what its share (the link over the connections
-//! being read, itself included) allows over the RPC's time at the sender's line rate, if
-//! no earlier RPC of the same connection is still being read (a connection's bytes are
-//! read in order); the rest waits for its share. An idle downlink as fast as the sender
-//! adds nothing; one slower finishes a copy its own serialization time after the copy's
-//! first byte arrived; a sender with an unlimited uplink delivers at once, to be read.
+//! reaches the interface (`Event::Arrive`) and how long its bytes took to leave the
+//! sender: an uplink that serves its connections in turn (`"fair"`, `"fifo"`) wrote
+//! them over `Rpc::written_over` at the share it gave them, so they arrived at least
+//! that spread out; one that releases what windows allow (`"window"`, `"shadow"`) may
+//! send a window's pieces back to back, at the sender's line rate. So its connection has
+//! read of it what its share (the link over the connections being read, itself
+//! included) allows over the longer of the two, if no earlier RPC of the same connection
+//! is still being read (a connection's bytes are read in order); the rest waits for its
+//! share. Both are the least spread the bytes can have had, so the downlink is never
+//! credited with bytes that had not come: an idle downlink as fast as the sender adds
+//! nothing, one slower finishes a copy its own serialization time after the copy's first
+//! byte arrived; a sender with an unlimited uplink delivers at once, to be read.
 //!
 //! Equal shares are kept with a virtual clock (generalized processor sharing): the
 //! service each busy connection has had, `served`, grows by the link's bits over the
@@ -150,7 +154,8 @@ impl Simulation {
         let receiver = self.links.peer[link as usize];
         let bytes = self.rpcs.get(rpc).total_bytes();
         let sender = self.links.owner[link as usize];
-        let span = serialization_ns(bytes, self.net.upload_bps(sender));
+        let line_rate = serialization_ns(bytes, self.net.upload_bps(sender));
+        let span = line_rate.max(self.rpcs.get(rpc).written_over);
         let bps = self.net.download_bps(receiver);
         let Some(downlink) = self.net.shared_downlink(receiver) else {
             let done = self.net.read(now, receiver, bytes);

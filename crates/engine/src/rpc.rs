@@ -6,6 +6,7 @@
 
 use smallvec::SmallVec;
 
+use crate::config::Time;
 use crate::control::KINDS;
 pub use crate::control::{Control, Kind, Prune, KIND_COUNT, KIND_NAMES};
 use crate::output::NodeTraffic;
@@ -35,6 +36,10 @@ pub struct Rpc {
     /// Set by `measure`: only payload (the common forward), so counters need only
     /// its column.
     pub payload_only: bool,
+    /// Set when its last byte leaves: how long its bytes took to leave the sender's
+    /// uplink at the share it gave them (0 where windows may send them back to back).
+    /// A fair downlink reads them meanwhile (`downlink.rs`).
+    pub written_over: Time,
 }
 
 impl Rpc {

@@ -406,9 +406,13 @@ impl Simulation {
             self.rpcs.release(rpc, spare);
             return;
         }
-        let bytes = self.rpcs.get(rpc).total_bytes();
         let latency = self.links.latency[link as usize];
         let windowed = self.transport.sharing.uses_windows() && self.net.upload_bps(sender) > 0;
+        let r = self.rpcs.get_mut(rpc);
+        // Served in turn with the other connections, its bytes left over the whole of
+        // its writing; released by windows, a window's pieces may leave back to back.
+        r.written_over = if windowed { 0 } else { sent - started };
+        let bytes = r.total_bytes();
         let arrival = if windowed {
             self.net.propagate_windowed(sent, link, latency, bytes)
         } else {

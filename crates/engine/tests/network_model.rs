@@ -266,3 +266,30 @@ fn a_fair_downlink_slower_than_its_sender_reads_a_copy_from_its_first_byte() {
     let t = sorted_delivery_times(&sim)[0];
     assert!(t.abs_diff(publish_at + 20 * MS + read) <= 1, "{t}");
 }
+
+#[test]
+fn a_fair_downlink_faster_than_the_sender_s_share_reads_a_copy_as_it_comes() {
+    // Node 0 writes 500 kB to 4 peers in turn over 100 Mbit: each copy's bytes leave at
+    // a quarter of that, 25 Mbit, and a 50 Mbit downlink keeps up with them, so every
+    // copy is in its peer's hands when its last byte arrives, as with no downlink limit.
+    // (Counted at the sender's line rate instead, the last half of each copy would
+    // still be waiting: 40 ms late.)
+    let times = |download: u64| {
+        let mut down = vec![download; 5];
+        down[0] = 0;
+        let mut up = vec![0u64; 5];
+        up[0] = 100_000_000;
+        let c = config(
+            5,
+            "floodsub",
+            10 * MS,
+            2 * S,
+            1,
+            json!({"network": {"upload_bps": up, "download_bps": down, "downlink_sharing": "fair"}}),
+        );
+        let mut sim = Simulation::new(&c, &star(4), &messages(0, 100 * MS, 0, 1, 500_000)).unwrap();
+        sim.run();
+        sorted_delivery_times(&sim)
+    };
+    assert_eq!(times(50_000_000), times(0));
+}
