@@ -28,7 +28,7 @@ from gossiplab import runner
 from gossiplab.scenario import load_scenario
 
 sys.path.insert(0, str(Path(__file__).parent))
-from uplink_sharing import LEAF_QDISCS, _patch_testbed
+from uplink_sharing import LEAF_QDISCS, patch_testbed
 
 SCENARIO = Path(__file__).resolve().parent.parent / "scenarios/crosscheck/downlink-2x1m.toml"
 HUB = 0
@@ -63,7 +63,7 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=3)
     args = parser.parse_args()
     if args.backend == "testbed":
-        _patch_testbed(args.qdisc, slow_start_after_idle=1)
+        patch_testbed(args.qdisc, slow_start_after_idle=1)
     with tempfile.TemporaryDirectory(prefix="downlink-sharing-") as tmp:
         batches = [
             b

@@ -44,7 +44,7 @@ LEAF_QDISCS = {
 }
 
 
-def _patch_testbed(qdisc: str, slow_start_after_idle: int) -> None:
+def patch_testbed(qdisc: str, slow_start_after_idle: int) -> None:
     """Make the testbed build its HTB leaves with `qdisc` and set slow start after idle."""
     leaf = LEAF_QDISCS[qdisc]
 
@@ -165,7 +165,7 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="also write every latency here")
     args = parser.parse_args()
     if args.backend == "testbed":
-        _patch_testbed(args.qdisc, args.slow_start_after_idle)
+        patch_testbed(args.qdisc, args.slow_start_after_idle)
     with tempfile.TemporaryDirectory(prefix="uplink-sharing-") as tmp:
         runs = [
             one_run(

@@ -14,42 +14,33 @@ from __future__ import annotations
 
 import shutil
 import statistics
+import sys
 from pathlib import Path
 
-import polars as pl
 import pytest
 
 from gossiplab.backends.model import engine_config
 from gossiplab.backends.simnet.support import notes
-from gossiplab.runner import run
 from gossiplab.scenario import load_scenario
 from gossiplab.topology import build_topology
 from gossiplab.workload import build_schedule, end_time_ns
 from testbed_marks import REAL_NODES
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+
+from downlink_sharing import SCENARIO as TWO_COPIES
+from downlink_sharing import one_run
+
 REPO = Path(__file__).resolve().parents[1]
-TWO_COPIES = REPO / "scenarios/crosscheck/downlink-2x1m.toml"
 SIMNET_SCENARIOS = sorted((REPO / "scenarios/simnet").glob("*.toml"))
 COPY_MS = 1_000_000 * 8 / 10_000_000 * 1000  # one copy's payload through 10 Mbit
 LINK_MS = 20
 
 
-def _hub_receipts(results: Path) -> list[list[float]]:
-    """Per batch, the hub's two receipts (ms after the publication), in order."""
-    pubs = pl.read_parquet(results / "publishes.parquet").select("msg", "batch", "t_publish_ns")
-    d = pl.read_parquet(results / "deliveries.parquet").filter(pl.col("node") == 0)
-    d = d.join(pubs, on="msg").with_columns(
-        ((pl.col("t_ns") - pl.col("t_publish_ns")) / 1e6).alias("ms")
-    )
-    return [sorted(g["ms"].to_list()) for _, g in d.group_by("batch", maintain_order=True)]
-
-
 def _two_copies(tmp: Path, backend: str, sharing: str) -> list[list[float]]:
-    s = load_scenario(TWO_COPIES)
-    network = s.network.model_copy(update={"downlink_sharing": sharing})
-    s = s.model_copy(update={"backend": backend, "network": network})
-    run(s, tmp / f"{backend}-{sharing}")
-    return _hub_receipts(tmp / f"{backend}-{sharing}")
+    """Per batch, the hub's two receipts (ms after the publication), in order."""
+    seed = load_scenario(TWO_COPIES).seed
+    return one_run(backend, seed, tmp / sharing, sharing)
 
 
 def _shared(batches: list[list[float]]) -> bool:
@@ -100,7 +91,7 @@ def test_the_engine_gets_the_scenario_s_discipline() -> None:
 
 
 @pytest.mark.parametrize("path", SIMNET_SCENARIOS, ids=lambda p: p.name)
-def test_simnet_scenarios_share_limited_downlinks_per_flow(path: Path) -> None:
+def test_simnet_scenarios_share_limited_downlinks_between_connections(path: Path) -> None:
     s = load_scenario(path)
     if s.network.has_download_limit():
         assert s.network.downlink_sharing == "fair"

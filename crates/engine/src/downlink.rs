@@ -152,17 +152,18 @@ impl Simulation {
     pub(crate) fn arrive_at_downlink(&mut self, link: u32, rpc: u32) {
         let now = self.now();
         let receiver = self.links.peer[link as usize];
-        let bytes = self.rpcs.get(rpc).total_bytes();
-        let sender = self.links.owner[link as usize];
-        let line_rate = serialization_ns(bytes, self.net.upload_bps(sender));
-        let span = line_rate.max(self.rpcs.get(rpc).written_over);
-        let bps = self.net.download_bps(receiver);
-        let Some(downlink) = self.net.shared_downlink(receiver) else {
+        let r = self.rpcs.get(rpc);
+        let (bytes, written_over) = (r.total_bytes(), r.written_over);
+        if !self.net.shares_downlinks() {
             let done = self.net.read(now, receiver, bytes);
             self.queue
                 .push(done, receiver, Event::Receive { link, rpc });
             return;
-        };
+        }
+        let sender = self.links.owner[link as usize];
+        let span = serialization_ns(bytes, self.net.upload_bps(sender)).max(written_over);
+        let bps = self.net.download_bps(receiver);
+        let downlink = self.net.shared_downlink(receiver).expect("a fair downlink");
         let arrival = Arrival {
             link,
             rpc,

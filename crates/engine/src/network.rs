@@ -426,6 +426,12 @@ impl Network {
         self.download_bps[node as usize]
     }
 
+    /// Whether limited downlinks are shared by their connections (`downlink.rs`) rather
+    /// than read in turn (`read`).
+    pub fn shares_downlinks(&self) -> bool {
+        !self.shared_downlinks.is_empty()
+    }
+
     /// `node`'s downlink, if downlinks are shared fairly (`downlink.rs`); None: FIFO.
     pub fn shared_downlink(&mut self, node: u32) -> Option<&mut SharedDownlink> {
         self.shared_downlinks.get_mut(node as usize)
