@@ -84,11 +84,16 @@ def test_graft_parameters_are_the_same_where_each_backend_reads_them(tmp_path: P
 
 def test_shared_protocol_parameters_are_identical(tmp_path: Path) -> None:
     engine, node = both(SCORED, tmp_path)
-    shared = set(engine) & set(node["protocol"])
+    # The first heartbeat's delay differs by the node's phase: the engine draws it at
+    # start (setup.rs), the Go node gets initial delay + phase, within one interval.
+    delay = "heartbeat_initial_delay_ns"
+    shared = set(engine) & set(node["protocol"]) - {delay}
     assert {"heartbeat_ns", "iwant_followup_ns", "idontwant_threshold"} <= shared
     assert {k: engine[k] for k in shared} == {k: node["protocol"][k] for k in shared}
     assert (engine["heartbeat_ns"], engine["iwant_followup_ns"]) == (700 * MS, 2 * S)
     assert engine["idontwant_threshold"] == 2048
+    phase = node["protocol"][delay] - engine[delay]
+    assert 0 <= phase < engine["heartbeat_ns"]
 
 
 def test_scoring_off_sends_no_score_section(tmp_path: Path) -> None:

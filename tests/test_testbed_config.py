@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from gossiplab.backends.testbed.congestion import idle_restart_warning
 from gossiplab.backends.testbed.links import has_latency, latency_rule, link_latencies, rule_latency
 from gossiplab.backends.testbed.nodeconfig import node_configs
 from gossiplab.geography import place_nodes
@@ -112,3 +113,52 @@ def test_constants_and_distributions_have_rules_too(tmp_path: Path) -> None:
     rule = latency_rule(drawn, 3)
     assert (rule["kind"], rule["min_ns"], rule["max_ns"]) == ("uniform", 10 * MS, 30 * MS)
     assert not has_latency(load(tmp_path))  # 0 ms and no jitter: no delay stage
+
+
+def test_first_heartbeats_get_a_random_phase_within_one_interval_as_in_the_model(
+    tmp_path: Path,
+) -> None:
+    # The testbed starts its processes within about 0.2 s; go's heartbeatTimer sleeps the
+    # initial delay and then ticks, so with one shared delay the heartbeats nearly
+    # coincide. The engine gives each node initial delay + a uniform phase in
+    # [0, heartbeat) (setup.rs `start`); the nodes get the same rule through the delay.
+    c = configs(
+        tmp_path,
+        topology={"kind": "random-regular", "nodes": 200, "degree": 8},
+        protocol={"heartbeat": "700ms", "heartbeat_initial_delay": "100ms"},
+    )
+    delays = [c[i]["protocol"]["heartbeat_initial_delay_ns"] for i in sorted(c)]
+    assert all(100 * MS <= d < 800 * MS for d in delays)
+    assert len(set(delays)) > 190  # distinct, not one shared instant
+    quarters = [
+        sum(100 * MS + q * 175 * MS <= d < 100 * MS + (q + 1) * 175 * MS for d in delays)
+        for q in range(4)
+    ]
+    assert all(30 <= count <= 70 for count in quarters)  # uniform: 50 expected per quarter
+    assert {c[i]["protocol"]["heartbeat_ns"] for i in c} == {700 * MS}  # the interval stays
+
+
+def test_floodsub_nodes_keep_go_s_initial_delay(tmp_path: Path) -> None:
+    c = configs(tmp_path, topology={"kind": "line", "nodes": 3}, protocol={"name": "floodsub"})
+    assert {n["protocol"]["heartbeat_initial_delay_ns"] for n in c.values()} == {100 * MS}
+
+
+def test_a_tcp_that_keeps_idle_windows_is_named_when_the_model_restarts_them(
+    tmp_path: Path,
+) -> None:
+    # Linux restarts an idle window only for congestion controls without their own
+    # cong_control (tcp_slow_start_after_idle_check): cubic and reno do, BBR does not.
+    # The model restarts with network.slow_start_after_idle (default true); a message
+    # that one initial window (10 x 1460 B) holds pays nothing either way.
+    s = load(tmp_path)
+    warning = idle_restart_warning(s, "bbr", 131_072)
+    assert warning is not None
+    assert "testbed.congestion_control" in warning and "slow_start_after_idle" in warning
+    assert idle_restart_warning(s, "cubic", 131_072) is None
+    assert idle_restart_warning(s, "reno", 131_072) is None
+    assert idle_restart_warning(s, "bbr", 14_600) is None
+    assert idle_restart_warning(s, "bbr", 14_601) is not None
+    kept = load(tmp_path, network={"slow_start_after_idle": False})
+    assert idle_restart_warning(kept, "bbr", 131_072) is None
+    quic = load(tmp_path, testbed={"transport": "quic"})
+    assert idle_restart_warning(quic, "bbr", 131_072) is None  # quic-go's own cubic

@@ -13,7 +13,6 @@ from typing import Any
 from gossiplab.backends.testbed.nodeconfig import node_configs
 from gossiplab.faults import engine_faults, unsubscribed_intervals
 from gossiplab.geography import engine_placement, node_resources, place_nodes
-from gossiplab.rng import SplitMix64, stream_seed
 from gossiplab.scenario import Scenario
 from gossiplab.topology import Topology
 from gossiplab.workload import Schedule
@@ -35,7 +34,6 @@ def run_config(s: Scenario, topology: Topology, schedule: Schedule, end_ns: int)
     configs = node_configs(s, topology, schedule, {i: node_dir(i) for i in range(nodes)})
     for config in configs.values():
         config.update(QUIC_STACK, profile=False)
-    stagger_heartbeats(s, configs)
     return {
         "seed": s.seed,
         "end_ns": end_ns,
@@ -44,25 +42,6 @@ def run_config(s: Scenario, topology: Topology, schedule: Schedule, end_ns: int)
         "dial_stagger_ns": DIAL_STAGGER_NS,
         "faults": fault_plan(s, nodes),
     }
-
-
-def stagger_heartbeats(s: Scenario, configs: dict[int, dict[str, Any]]) -> None:
-    """Give each node's first heartbeat a random phase within one interval, as the model does.
-
-    Every host of the bubble starts at virtual time 0; with go's fixed initial delay all
-    heartbeats would then fire at the same instants, which real nodes never do, and
-    synchronised heartbeats graft and prune far more (simultaneous GRAFTs overfill meshes).
-    The engine draws each node's phase uniformly in [0, heartbeat) after the initial delay
-    (crates/engine/src/setup.rs, `start`); the same rule is applied here through go's
-    HeartbeatInitialDelay, from a stream of its own.
-    """
-    if s.protocol.name != "gossipsub":
-        return
-    rng = SplitMix64(stream_seed(s.seed, "simnet-heartbeat-phase"))
-    for node in sorted(configs):
-        protocol = dict(configs[node]["protocol"])
-        protocol["heartbeat_initial_delay_ns"] += rng.randbelow(protocol["heartbeat_ns"])
-        configs[node]["protocol"] = protocol
 
 
 def network_config(s: Scenario, nodes: int) -> dict[str, Any]:

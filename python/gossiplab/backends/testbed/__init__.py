@@ -21,6 +21,7 @@ from gossiplab.analysis.tables import POLARS_SCHEMAS, RunTables
 from gossiplab.backends.testbed.binary import ensure_binary, node_binary, versions
 from gossiplab.backends.testbed.ceiling import capacity_warning, estimated_cores
 from gossiplab.backends.testbed.commands import require_commands, require_root
+from gossiplab.backends.testbed.congestion import idle_restart_warning
 from gossiplab.backends.testbed.convert import convert
 from gossiplab.backends.testbed.cpus import delay_cpus
 from gossiplab.backends.testbed.errors import TestbedError
@@ -138,6 +139,10 @@ def run_testbed(
     with Testbed(s, topology, binary, node_binary=nodes_binary) as bed:
         bed.build()
         congestion = bed.congestion_control()
+        idle = idle_restart_warning(s, congestion, int(schedule.size.max(initial=0)))
+        if idle:
+            warnings.append(idle)
+            _warn(idle)
         if bed.needs_delay():
             require_commands(["iptables"])
         link_info = bed.start_delay_stage()

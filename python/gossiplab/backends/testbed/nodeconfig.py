@@ -9,6 +9,7 @@ import numpy as np
 from gossiplab.backends.params import graft_params, protocol_params, score_params
 from gossiplab.backends.partial_plan import PartialPlan, draw_partial_plan
 from gossiplab.backends.testbed.netns import node_ip
+from gossiplab.rng import SplitMix64, stream_seed
 from gossiplab.scenario import Scenario
 from gossiplab.topology import Topology
 from gossiplab.workload import Schedule
@@ -115,7 +116,7 @@ def node_configs(
         "trace_rpc": s.testbed.trace_rpc,
     }
     plan = partial_plan(s, schedule)
-    return {
+    configs = {
         i: {
             **common,
             "index": i,
@@ -131,3 +132,27 @@ def node_configs(
         }
         for i in range(topology.nodes)
     }
+    stagger_heartbeats(s, configs)
+    return configs
+
+
+def stagger_heartbeats(s: Scenario, configs: dict[int, dict[str, Any]]) -> None:
+    """Give each node's first heartbeat a random phase within one interval, as the model does.
+
+    Nodes of a real network start at unrelated instants, so their heartbeats fall at
+    unrelated phases. The testbed starts its processes within about 0.2 s of each other and
+    simnet its hosts at virtual time 0; with go's fixed initial delay their heartbeats would
+    nearly coincide, and synchronised heartbeats GRAFT each other in the same instant and
+    overfill meshes (20 nodes of degree 10: meshes of 8.4 peers against 7.2). The engine
+    draws each node's phase uniformly in [0, heartbeat) after the initial delay
+    (crates/engine/src/setup.rs, `start`); the same rule goes here into go's
+    HeartbeatInitialDelay (gossipsub.go `heartbeatTimer` sleeps it, then ticks every
+    interval), from a stream of its own. The stream's name fixes every seeded run's phases.
+    """
+    if s.protocol.name != "gossipsub":
+        return
+    rng = SplitMix64(stream_seed(s.seed, "simnet-heartbeat-phase"))
+    for node in sorted(configs):
+        protocol = dict(configs[node]["protocol"])
+        protocol["heartbeat_initial_delay_ns"] += rng.randbelow(protocol["heartbeat_ns"])
+        configs[node]["protocol"] = protocol
