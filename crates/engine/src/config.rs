@@ -567,6 +567,14 @@ impl ProtocolConfig {
             .unwrap_or(self.version < Version::V2_0)
     }
 
+    /// Pending GRAFT/PRUNE retries and a heartbeat's IHAVE for a peer go out in an RPC of
+    /// their own, just before the RPC that finds them: go v0.17.0 (`gossipsub.go:sendRPC`,
+    /// "Any pending control messages?"). go v0.1.1 (v1.0) and the v2.0 fork
+    /// (`sendRPC`, "piggyback control message retries") add them to that RPC instead.
+    pub fn separates_pending_control(&self) -> bool {
+        self.version >= Version::V1_1 && self.version < Version::V2_0
+    }
+
     /// IDONTWANT on receipt back to the sender too: go v0.17.0 (`gossipsub.go:Preprocess`,
     /// since v0.14.0) no; the v2.0 fork (`gossipsub.go:PreValidation`) yes.
     pub fn idontwant_to_sender(&self) -> bool {

@@ -51,7 +51,7 @@ impl Simulation {
             self.rpcs.release(rpc, spare);
             return;
         }
-        self.attach_stashed_control(link, rpc);
+        self.release_stashed_control(sender, link, rpc, urgent);
         let messages = &self.messages;
         let r = self.rpcs.get_mut(rpc);
         let invalid_size = self.invalid_size;
@@ -477,12 +477,30 @@ impl Simulation {
         (!valid.is_empty()).then_some(valid)
     }
 
-    /// Piggyback still-valid stashed GRAFT/PRUNE on RPC `rpc` about to go on `link`.
+    /// Still-valid stashed GRAFT/PRUNE go out with RPC `rpc` about to go on `link`: in an
+    /// RPC of their own just before it, with its urgency, or piggybacked on it
+    /// (`ProtocolConfig::separates_pending_control`).
     #[inline]
-    fn attach_stashed_control(&mut self, link: u32, rpc: u32) {
+    fn release_stashed_control(&mut self, sender: u32, link: u32, rpc: u32, urgent: bool) {
         // Nearly every link has nothing stashed: one test on the common path.
         if self.transport.links[link as usize].stash.is_some() {
-            self.attach_stash(link, rpc);
+            if self.proto.separates_pending_control() {
+                self.send_stash_ahead(sender, link, urgent);
+            } else {
+                self.attach_stash(link, rpc);
+            }
+        }
+    }
+
+    /// go v0.17.0: the pending control first, as an RPC of its own; if the queue drops it,
+    /// it is stashed again (`doDropRPC` → `pushControl`) for the next RPC.
+    #[cold]
+    #[inline(never)]
+    fn send_stash_ahead(&mut self, sender: u32, link: u32, urgent: bool) {
+        if let Some(control) = self.take_stash(link) {
+            let own = self.rpcs.alloc();
+            self.rpcs.get_mut(own).control = control;
+            self.enqueue(sender, link, own, urgent);
         }
     }
 

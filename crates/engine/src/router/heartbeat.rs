@@ -336,9 +336,12 @@ impl Router {
         cx.out.send(link, msgs, control);
     }
 
-    /// Step 9: one RPC per peer with its GRAFTs, PRUNEs and IHAVEs together. v1.0 (v0.1.1)
-    /// queues gossip instead (`pushGossip`): it rides on this heartbeat's GRAFT/PRUNE to
-    /// the peer, else waits for the next RPC to it or the next heartbeat.
+    /// Step 9: a peer's GRAFTs, PRUNEs and IHAVEs. go v0.17.0 sends the IHAVE of a peer
+    /// it also GRAFTs or PRUNEs as an RPC of its own first (`sendGraftPrune` →
+    /// `sendRPC`, the pending gossip ahead of the RPC); the v2.0 fork sends one RPC with
+    /// all three. v1.0 (v0.1.1) queues gossip instead (`pushGossip`): it rides on this
+    /// heartbeat's GRAFT/PRUNE to the peer, else waits for the next RPC to it or the next
+    /// heartbeat.
     fn send_heartbeat_parts(&mut self, cx: &mut Ctx, out: HeartbeatOut) {
         let v10 = !cx.at_least(Version::V1_1);
         for (link, parts) in out.0 {
@@ -353,12 +356,23 @@ impl Router {
                 .into_iter()
                 .map(|t| self.make_prune(cx, link, t, !parts.no_px))
                 .collect();
-            let control = Control {
+            let mut control = Control {
                 graft: parts.graft,
                 prune,
                 ihave: parts.ihave,
                 ..Control::default()
             };
+            let mesh_change = !control.graft.is_empty() || !control.prune.is_empty();
+            if mesh_change && !control.ihave.is_empty() && cx.proto.separates_pending_control() {
+                let ihave = std::mem::take(&mut control.ihave);
+                cx.out.send_control(
+                    link,
+                    Control {
+                        ihave,
+                        ..Control::default()
+                    },
+                );
+            }
             cx.out.send_control(link, control);
         }
     }
