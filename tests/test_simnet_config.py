@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 from gossiplab.backends.model import engine_config
 from gossiplab.backends.simnet.runconfig import run_config
 from gossiplab.backends.simnet.support import unsupported_features
+from gossiplab.backends.testbed.nodeconfig import node_configs
 from gossiplab.cli.main import app
 from gossiplab.errors import ScenarioError
 from gossiplab.geography import nodes_table
@@ -222,26 +223,21 @@ def test_a_default_scenario_is_accepted(tmp_path: Path) -> None:
     assert unsupported_features(scenario(tmp_path)) == []
 
 
-def test_first_heartbeats_get_a_random_phase_within_one_interval_as_in_the_model(
-    tmp_path: Path,
-) -> None:
-    # The engine starts each node's heartbeat at initial delay + a uniform phase in
-    # [0, heartbeat) (setup.rs `start`); every simnet host starts at 0, so the phase goes
-    # into go's HeartbeatInitialDelay. With 200 nodes the phases spread over the interval.
+def test_hosts_get_the_testbed_s_heartbeat_phases(tmp_path: Path) -> None:
+    # Every simnet host starts at virtual time 0: the phase (drawn as the engine draws
+    # it, tests/test_testbed_config.py) goes into go's HeartbeatInitialDelay, the same
+    # per node as on the testbed for the same scenario.
     s = scenario(
         tmp_path,
-        topology={"kind": "random-regular", "nodes": 200, "degree": 8},
+        topology={"kind": "random-regular", "nodes": 50, "degree": 8},
         protocol={"heartbeat": "700ms", "heartbeat_initial_delay": "100ms"},
     )
     delays = [n["protocol"]["heartbeat_initial_delay_ns"] for n in config_of(s)["nodes"]]
-    assert all(100 * MS <= d < 800 * MS for d in delays)
-    assert len(set(delays)) > 190  # distinct, not one shared instant
-    quarters = [
-        sum(100 * MS + q * 175 * MS <= d < 100 * MS + (q + 1) * 175 * MS for d in delays)
-        for q in range(4)
-    ]
-    assert all(30 <= count <= 70 for count in quarters)  # uniform: 50 expected per quarter
-    assert delays == [n["protocol"]["heartbeat_initial_delay_ns"] for n in config_of(s)["nodes"]]
+    topology = build_topology(s)
+    schedule = build_schedule(s, topology.nodes)
+    testbed = node_configs(s, topology, schedule, {i: "" for i in range(topology.nodes)})
+    assert delays == [testbed[i]["protocol"]["heartbeat_initial_delay_ns"] for i in range(50)]
+    assert len(set(delays)) > 45 and all(100 * MS <= d < 800 * MS for d in delays)
 
 
 def test_floodsub_hosts_keep_go_s_initial_delay(tmp_path: Path) -> None:
