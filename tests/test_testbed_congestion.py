@@ -24,6 +24,7 @@ from gossiplab.backends.testbed.netns import (
     run_prefix,
 )
 from gossiplab.backends.testbed.support import unsupported_features
+from gossiplab.runner import run
 from gossiplab.scenario import parse_scenario
 from testbed_marks import REAL_NODES
 
@@ -127,3 +128,37 @@ def _algorithm(ss: str) -> str:
 def test_the_route_sets_it_on_both_ends(prefix: str, algorithm: str) -> None:
     build_network(prefix, [0, 1], [0, 0], [0, 0], algorithm)
     assert _algorithms(prefix) == (algorithm, algorithm)
+
+
+def _available() -> list[str]:
+    path = Path(support.AVAILABLE_CONGESTION)
+    return path.read_text().split() if path.exists() else []
+
+
+def _warnings(tmp: Path, algorithm: str) -> list[str]:
+    s = parse_scenario(
+        {
+            "name": f"idle-{algorithm}",
+            "backend": "testbed",
+            "topology": {"kind": "line", "nodes": 3},
+            "network": {"latency": "10ms"},
+            "workload": {"messages": 3, "rate": "2/s", "size": "20KB", "warmup": "2s"},
+            "testbed": {"congestion_control": algorithm},
+        },
+        base_dir=tmp,
+    )
+    warnings: list[str] = run(s, tmp / algorithm).summary["run"]["testbed"]["warnings"]
+    return warnings
+
+
+@REAL_NODES[0]
+@REAL_NODES[1]
+@pytest.mark.skipif("bbr" not in _available(), reason="the kernel has no bbr module")
+def test_a_run_on_bbr_says_the_model_restarts_idle_windows(tmp_path: Path) -> None:
+    # Linux restarts an idle window (tcp_cwnd_restart) only for congestion controls
+    # without their own cong_control (tcp_slow_start_after_idle_check): BBR keeps its
+    # windows, cubic restarts them as the model does by default; 20 kB messages need more
+    # than the initial window of 10 segments, so the restart costs round trips.
+    named = [w for w in _warnings(tmp_path, "bbr") if "slow_start_after_idle" in w]
+    assert len(named) == 1 and "testbed.congestion_control" in named[0], named
+    assert not [w for w in _warnings(tmp_path, "cubic") if "slow_start_after_idle" in w]
