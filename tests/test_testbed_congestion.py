@@ -130,11 +130,6 @@ def test_the_route_sets_it_on_both_ends(prefix: str, algorithm: str) -> None:
     assert _algorithms(prefix) == (algorithm, algorithm)
 
 
-def _available() -> list[str]:
-    path = Path(support.AVAILABLE_CONGESTION)
-    return path.read_text().split() if path.exists() else []
-
-
 def _warnings(tmp: Path, algorithm: str) -> list[str]:
     s = parse_scenario(
         {
@@ -153,7 +148,9 @@ def _warnings(tmp: Path, algorithm: str) -> list[str]:
 
 @REAL_NODES[0]
 @REAL_NODES[1]
-@pytest.mark.skipif("bbr" not in _available(), reason="the kernel has no bbr module")
+@pytest.mark.skipif(
+    "bbr" not in support.available_congestion_controls(), reason="the kernel has no bbr module"
+)
 def test_a_run_on_bbr_says_the_model_restarts_idle_windows(tmp_path: Path) -> None:
     # Linux restarts an idle window (tcp_cwnd_restart) only for congestion controls
     # without their own cong_control (tcp_slow_start_after_idle_check): BBR keeps its

@@ -498,9 +498,7 @@ impl Simulation {
     #[inline(never)]
     fn send_stash_ahead(&mut self, sender: u32, link: u32, urgent: bool) {
         if let Some(control) = self.take_stash(link) {
-            let own = self.rpcs.alloc();
-            self.rpcs.get_mut(own).control = control;
-            self.enqueue(sender, link, own, urgent);
+            self.enqueue_control(sender, link, control, urgent);
         }
     }
 

@@ -320,8 +320,19 @@ impl Simulation {
 
     /// Send control parts on `link` in an RPC of their own.
     pub(crate) fn send_control(&mut self, sender: u32, link: u32, control: Control) {
+        self.enqueue_control(sender, link, control, false);
+    }
+
+    /// Like `send_control`; `urgent` takes go's urgent lane.
+    pub(crate) fn enqueue_control(
+        &mut self,
+        sender: u32,
+        link: u32,
+        control: Control,
+        urgent: bool,
+    ) {
         let rpc = self.rpcs.alloc();
         self.rpcs.get_mut(rpc).control = control;
-        self.send(sender, link, rpc);
+        self.enqueue(sender, link, rpc, urgent);
     }
 }
