@@ -147,8 +147,10 @@ def test_pruned_leaves_dial_the_peers_a_prune_names(tmp_path: Path, no_leftovers
     testbed = summary["run"]["testbed"]
     assert testbed["crashed"] == []
     prunes = prunes_received(out, 7)
-    # Every leaf grafts the hub, whose mesh keeps D = 2 of them after its heartbeat.
-    assert len({leaf for leaf, sender, _ in prunes if sender == HUB}) >= len(LEAVES) - 2, prunes
+    # The hub prunes some leaf (or no connection beyond the star could follow). How many
+    # is not fixed: a leaf that a PRUNE's peers dialled before its first heartbeat picks
+    # its D mesh peers among the hub and them at random (getPeers), and may skip the hub.
+    assert any(sender == HUB for _, sender, _ in prunes), prunes
     px: dict[int, set[int]] = {node: set() for node in range(7)}
     for node, sender, peers in prunes:
         # At most prune_peers of the sender's other topic peers, never the pruned node.
@@ -187,7 +189,11 @@ def test_without_peer_exchange_leaves_only_know_the_hub(tmp_path: Path, no_lefto
     testbed = summary["run"]["testbed"]
     assert testbed["crashed"] == []
     prunes = prunes_received(out, 7)
-    assert len({leaf for leaf, sender, _ in prunes if sender == HUB}) >= len(LEAVES) - 2, prunes
+    # Every leaf grafts the hub, its only peer. The hub refuses GRAFTs past D_hi from
+    # inbound peers (handleGraft) and trims a mesh of D_hi or more to D at its heartbeat
+    # (heartbeat: len(peers) >= Dhi), so after its first heartbeat that follows every
+    # leaf's first, it keeps D = 2 and has pruned the rest.
+    assert len({leaf for leaf, sender, _ in prunes if sender == HUB}) == len(LEAVES) - 2, prunes
     assert all(peers == set() for _, _, peers in prunes)
     assert testbed["connections"]["beyond_topology"] == 0
     assert testbed["connections"]["edges_connected"] == 6
