@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from gossiplab.runner import run
 from gossiplab.scenario import parse_scenario
 from gossiplab.scenario.cpu import MEASURED, MEASURED_ONE_P
@@ -103,7 +105,10 @@ def test_a_shared_core_gets_the_event_loop_and_the_split_by_goroutine() -> None:
     cpu = parse_scenario(_shared(), HERE).cpu
     assert cpu.event_loop
     got = {name: getattr(cpu, name) / US for name in LOOP_ONE_P_US}
-    assert got == LOOP_ONE_P_US
+    # Measured on 1000-byte messages, where the signature's cost per kB counts once.
+    got["per_copy"] += cpu.per_kb_copy / US
+    got["per_publish"] += cpu.per_kb_publish / US
+    assert got == pytest.approx(LOOP_ONE_P_US)
     # Off by choice: the costs carry the loop's work where the loop is not modelled.
     off = parse_scenario(_shared(event_loop=False), HERE).cpu
     assert not off.event_loop
@@ -116,6 +121,23 @@ def test_a_shared_core_gets_the_event_loop_and_the_split_by_goroutine() -> None:
         {**_shared(), "protocol": {"signing": "strict-no-sign", "message_id": "ethereum"}}, HERE
     ).cpu
     assert unsigned.per_publish == round((94.3 - 17.3 - 49.8) * US)
+    assert unsigned.per_kb_copy == unsigned.per_kb_publish == 0, "no signature to hash"
+
+
+def test_signatures_cost_by_the_bytes_they_cover() -> None:
+    # sign.go: a check hashes the message once (ed25519.Verify), a publication is hashed
+    # twice to sign it and once more to check it (signMessage, then PushLocal), so a
+    # publication's cost per kB lies between two and three checks' (each also marshals
+    # its own copy of the message).
+    cpu = parse_scenario(_shared(), HERE).cpu
+    assert 2 * cpu.per_kb_copy < cpu.per_kb_publish < 3 * cpu.per_kb_copy
+    # Costs not measured by goroutine fitted their cost per kB received on 32 kB signed
+    # messages, the check's hashing included: it is not charged twice.
+    off = parse_scenario(_shared(event_loop=False), HERE).cpu
+    assert off.per_kb_copy == 0 and off.per_kb_publish == cpu.per_kb_publish
+    # At 1000 bytes a publication costs what was measured there, wherever it is charged.
+    two = parse_scenario({"cpu": {"costs": "measured", "cores": 2}}, HERE).cpu
+    assert two.per_publish + two.per_kb_publish == 29 * US
 
 
 def test_the_measured_costs_hold_the_kernel_s_packet_work_already() -> None:

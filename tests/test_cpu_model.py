@@ -167,6 +167,10 @@ def test_the_report_line_names_every_cost_charged() -> None:
         "σ = 1 (per_copy 0); 40 nodes per host, 2 cores, time slices of 1.5 ms ended at the "
         "next 4 ms tick or wake-up"
     )
+    signed = {"per_copy": "40us", "per_kb_copy": "2.5us", "per_kb_publish": "6us"}
+    assert cpu_per_hop(parse_scenario({"cpu": signed}, HERE)) == (
+        "validate 40 µs/copy + 2.5 µs/kB; publish 6 µs/kB; own host, 1 core"
+    )
     looped = {"nodes_per_host": 40, "event_loop": True, "per_rpc_loop": "5us"}
     looped |= {"per_publish_loop": "6us", "per_forward_loop": "1.5us", "per_copy": "60us"}
     assert cpu_per_hop(parse_scenario({"cpu": looped}, HERE)).startswith(

@@ -67,7 +67,14 @@ pub struct CpuConfig {
     pub per_segment_kernel_ns: Time,
     /// Added to each node's `cpu_per_message_ns` for every validated copy.
     pub per_copy_ns: Time,
+    /// Per 1000 bytes of a validated copy's message, added to `per_copy_ns`: checking a
+    /// signature hashes the whole message (`sign.go:verifyMessageSignature`).
+    pub per_kb_copy_ns: Time,
     pub per_publish_ns: Time,
+    /// Per 1000 bytes of a publication's message, added to `per_publish_ns`: signing
+    /// hashes it twice, and the publisher checks its own signature (`sign.go:signMessage`,
+    /// `validation.go:PushLocal`).
+    pub per_kb_publish_ns: Time,
     /// Lognormal shape of every cost (0: constant) that has no sigma of its own below.
     pub sigma: f64,
     pub sigma_per_rpc_received: Option<f64>,
@@ -146,7 +153,9 @@ impl CpuConfig {
             self.per_kb_sent_ns,
             self.per_segment_kernel_ns,
             self.per_copy_ns,
+            self.per_kb_copy_ns,
             self.per_publish_ns,
+            self.per_kb_publish_ns,
             self.per_rpc_loop_ns,
             self.per_publish_loop_ns,
             self.per_forward_loop_ns,
@@ -196,7 +205,9 @@ impl Default for CpuConfig {
             per_kb_sent_ns: 0,
             per_segment_kernel_ns: 0,
             per_copy_ns: 0,
+            per_kb_copy_ns: 0,
             per_publish_ns: 0,
+            per_kb_publish_ns: 0,
             sigma: 0.0,
             sigma_per_rpc_received: None,
             sigma_per_kb_received: None,

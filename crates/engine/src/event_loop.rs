@@ -331,7 +331,7 @@ impl Simulation {
     /// it has not seen when validating them costs nothing (`pubsub.go:pushMsg` calls
     /// `publishMessage` when `validation.go:Push` has nothing to validate).
     fn published_unvalidated(&mut self, node: u32, link: u32, rpc: u32) -> Time {
-        if self.cpu_per_message[node as usize] > 0 {
+        if self.validation_costs(node) {
             return 0;
         }
         let state = &self.nodes[node as usize];

@@ -224,10 +224,10 @@ impl Simulation {
         msg: u32,
         hop: u16,
     ) -> bool {
-        let cpu = self.cpu_per_message[node as usize];
-        if cpu == 0 {
+        if !self.validation_costs(node) {
             return false;
         }
+        let cpu = self.validation_mean(node, msg);
         let state = &mut self.nodes[node as usize];
         // go starts runtime.NumCPU() validation workers (validation.go:newValidation),
         // which take copies straight from the channel; `validate_queue` more may wait.
@@ -249,6 +249,27 @@ impl Simulation {
         self.cpu
             .submit(&mut self.queue, node, Goroutine::Validator, cost, event);
         true
+    }
+
+    /// Whether validating a copy takes `node` CPU time.
+    pub(crate) fn validation_costs(&self, node: u32) -> bool {
+        self.cpu_per_message[node as usize] > 0 || self.cpu.costs.per_kb_copy_ns > 0
+    }
+
+    /// The mean CPU time of validating a copy of `msg` on `node`: its cost per copy and,
+    /// per 1000 bytes of the message, the signature's hash over all of it.
+    fn validation_mean(&self, node: u32, msg: u32) -> Time {
+        let per_kb = self.cpu.costs.per_kb_copy_ns;
+        self.cpu_per_message[node as usize] + per_kb * self.signed_size(msg) / 1000
+    }
+
+    /// The bytes a signature covers: the message's data (an adversary's made-up
+    /// messages have the attack's size).
+    fn signed_size(&self, msg: u32) -> u64 {
+        match self.messages.get(msg as usize) {
+            Some(m) => u64::from(m.size),
+            None => u64::from(self.invalid_size),
+        }
     }
 
     /// A message an adversary made up: validated like any other (its CPU cost and place
@@ -466,7 +487,8 @@ impl Simulation {
         if self.is_down(publisher) {
             return; // a node that is down publishes nothing: t_publish stays unset
         }
-        let mean = self.cpu.costs.per_publish_ns;
+        let per_kb = self.cpu.costs.per_kb_publish_ns * self.signed_size(msg) / 1000;
+        let mean = self.cpu.costs.per_publish_ns + per_kb;
         if mean == 0 {
             self.published(msg, publisher);
             self.signed(msg);

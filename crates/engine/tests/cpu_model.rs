@@ -43,6 +43,22 @@ fn each_node_on_its_own_core_pays_every_step_of_a_hop() {
 }
 
 #[test]
+fn signatures_cost_by_the_size_of_the_message_they_cover() {
+    // go signs and checks the whole marshalled message (sign.go: signMessage hashes it
+    // in ed25519.Sign, verifyMessageSignature in Verify), so a 2000-byte message adds
+    // 2 × per_kb_publish (1 ms) at the publisher and 2 × per_kb_copy (2 ms) at each
+    // validation: sign 1 + 2 → encode 2 → 10 ms link → decode 3 → validate 5 + 4:
+    // 100 + 3 + 2 + 10 + 3 + 9 = 127 ms, the second copy 2 ms behind.
+    let mut patch = costs(1, 1, MS);
+    patch["cpu"]["per_kb_publish_ns"] = json!(MS);
+    patch["cpu"]["per_kb_copy_ns"] = json!(2 * MS);
+    let c = config(3, "floodsub", 10 * MS, 2 * S, 1, patch);
+    let mut sim = Simulation::new(&c, &star(2), &messages(0, 100 * MS, 0, 1, 2000)).unwrap();
+    sim.run();
+    assert_eq!(sorted_delivery_times(&sim), vec![127 * MS, 129 * MS]);
+}
+
+#[test]
 fn three_nodes_on_one_core_run_in_turn_while_they_have_work() {
     // Slices of 100 ms: a node keeps the core until it runs out of work. Node 0 signs
     // 100-101 and encodes 101-103, 103-105; the copies arrive at 113 and 115. Leaf 1

@@ -58,7 +58,7 @@ def cpu_per_hop(s: Scenario) -> str:
         validate = "validate: per node class"
     else:
         per_copy = cpu.per_copy + s.cpu.at_speed(net.cpu_per_message)
-        validate = _step("validate", per_copy, "copy")
+        validate = _step("validate", per_copy, "copy", cpu.per_kb_copy)
     steps = [
         _step("write", cpu.per_rpc_sent, "RPC", cpu.per_kb_sent),
         _read_step(cpu),
@@ -69,8 +69,9 @@ def cpu_per_hop(s: Scenario) -> str:
     parts = [", ".join(charged)] if charged else []
     if cpu.per_node_wakeup:
         parts.append(f"node wake-up {_us(cpu.per_node_wakeup)}")
-    if cpu.per_publish:
-        parts.append(f"publish {_us(cpu.per_publish)}")
+    publish = _step("publish", cpu.per_publish, "message", cpu.per_kb_publish)
+    if publish:
+        parts.append(publish)
     parts += _turns(cpu)
     if not parts:
         return "none: no CPU cost is set ([cpu], network.cpu_per_message)"

@@ -100,14 +100,29 @@ MEASURED_ONE_P_LOOP: dict[str, int] = {
     "per_recv_loop_turn": 9_270,
 }
 MEASURED_PER_COPY = {"strict-sign": 84 * US, "strict-no-sign": 0}
+# A signature covers the whole marshalled message: checking one hashes it once (SHA-512
+# in ed25519.Verify), after cloning and marshalling it (sign.go:verifyMessageSignature);
+# a publication is marshalled and hashed twice to sign it (signMessage, ed25519.Sign),
+# then checked as a copy is (validation.go:PushLocal). Per 1000 bytes, the slopes of
+# testbed/gossipnode/signcost_test.go over 1-512 kB on this machine
+# (docs/network-calibration.md, "Signatures by size"); nothing to hash unsigned.
+MEASURED_PER_KB_COPY = {"strict-sign": 2_673, "strict-no-sign": 0}
+MEASURED_PER_KB_PUBLISH = {"strict-sign": 6_447, "strict-no-sign": 0}
+# The publication's cost at 1000 bytes (MEASURED's), less the 1 kB that per_kb_publish
+# charges where it charges.
+MEASURED_PER_PUBLISH = {
+    signing: MEASURED["per_publish"] - per_kb for signing, per_kb in MEASURED_PER_KB_PUBLISH.items()
+}
 # ed25519 in the validation worker on one P (validation.go:validateWorker), with the loop
 # modelled, besides its per_validator_turn: without the loop the 84 µs also carries the
-# loop's publishMessage.
-MEASURED_PER_COPY_ONE_P_LOOP = {"strict-sign": 44_690, "strict-no-sign": 0}
-# The publisher's CPU per publication on one P with the loop (topic.go:Publish); unsigned,
-# the same less one ed25519 signing and one verification (17.3 and 49.8 µs,
+# loop's publishMessage. Measured on 1000-byte messages (44.69 µs), less the 1 kB that
+# per_kb_copy charges.
+MEASURED_PER_COPY_ONE_P_LOOP = {"strict-sign": 44_690 - 2_673, "strict-no-sign": 0}
+# The publisher's CPU per publication on one P with the loop (topic.go:Publish), measured
+# on 1000-byte messages (94.3 µs signed) less the 1 kB that per_kb_publish charges;
+# unsigned, the same less one ed25519 signing and one verification (17.3 and 49.8 µs,
 # `go test crypto/ed25519 -bench 'Signing|Verification'` on this machine).
-MEASURED_PER_PUBLISH_ONE_P_LOOP = {"strict-sign": 94_300, "strict-no-sign": 27_200}
+MEASURED_PER_PUBLISH_ONE_P_LOOP = {"strict-sign": 94_300 - 6_447, "strict-no-sign": 27_200}
 # The part of a yamux sendLoop's write and of a recvLoop's read inside the system call,
 # by the real nodes' CPU profiles on one P (docs/network-calibration.md, "Per goroutine
 # turn": 0.79-0.86 and 0.28-0.41 over six loads, pooled): where sysmon finds the P in a
@@ -148,8 +163,18 @@ EVENT_LOOP_FIELDS = (
     "per_app_message",
 )
 
+# The signatures' costs per 1000 bytes: drawn with per_copy's and per_publish's sigma.
+SIGNED_BYTES_FIELDS = ("per_kb_copy", "per_kb_publish")
+
 # Every cost of the section, in ns: what `speed` divides.
-EVERY_COST = (*COST_FIELDS, *LOOP_FIELDS, *TURN_FIELDS, "per_sysmon_round", "per_app_message")
+EVERY_COST = (
+    *COST_FIELDS,
+    *SIGNED_BYTES_FIELDS,
+    *LOOP_FIELDS,
+    *TURN_FIELDS,
+    "per_sysmon_round",
+    "per_app_message",
+)
 
 
 class CpuConfig(Section):
@@ -160,6 +185,9 @@ class CpuConfig(Section):
     cores: int = Field(default=1, ge=1, le=1024)
     # Each validated copy (signature check, validators); added to network.cpu_per_message.
     per_copy: Duration = 0
+    # Each validated copy, per 1000 bytes of its message: the signature check hashes the
+    # whole message (sign.go:verifyMessageSignature). Added to per_copy.
+    per_kb_copy: Duration = 0
     # Reading an RPC: per RPC and per 1000 bytes (decryption, framing, decoding). With
     # the event loop the bytes' part is yamux's recvLoop's, the RPC's the stream
     # reader's (decoding).
@@ -175,6 +203,9 @@ class CpuConfig(Section):
     per_rpc_sent: Duration = 0
     per_kb_sent: Duration = 0  # per 1000 bytes written (encryption, framing)
     per_publish: Duration = 0  # signing, plus the application's own work (e.g. a proof)
+    # Per 1000 bytes of a publication's message: signing hashes it twice, and the
+    # publisher checks its own signature (sign.go:signMessage). Added to per_publish.
+    per_kb_publish: Duration = 0
     # The kernel's work per TCP segment a node sends (the TCP stack, and on the testbed the
     # emulated network's forwarding): charged with the writer's work.
     per_segment_kernel: Duration = 0
@@ -383,19 +414,31 @@ def fill_measured(data: dict[str, Any]) -> dict[str, Any]:
     by_goroutine = cores == 1 and event_loop
     copies = MEASURED_PER_COPY_ONE_P_LOOP if by_goroutine else MEASURED_PER_COPY
     per_copy = copies.get(signing, copies["strict-sign"])
+    per_kb_publish = MEASURED_PER_KB_PUBLISH.get(signing, MEASURED_PER_KB_PUBLISH["strict-sign"])
     filled = {
         **measured,
         "per_copy": f"{per_copy}ns",
+        "per_kb_copy": f"{measured_per_kb_copy(signing, by_goroutine)}ns",
+        "per_kb_publish": f"{per_kb_publish}ns",
         "event_loop": event_loop,
         "sysmon": event_loop,
     }
     # The shares are where sysmon looks for the loop's system calls: with both only.
     if event_loop and cpu.get("sysmon", event_loop) is True:
         filled |= MEASURED_SYSCALL_SHARES
-    if by_goroutine:
-        publish = MEASURED_PER_PUBLISH_ONE_P_LOOP
-        filled["per_publish"] = f"{publish.get(signing, publish['strict-sign'])}ns"
+    publish = MEASURED_PER_PUBLISH_ONE_P_LOOP if by_goroutine else MEASURED_PER_PUBLISH
+    filled["per_publish"] = f"{publish.get(signing, publish['strict-sign'])}ns"
     return {**data, "cpu": {**filled, **cpu}}
+
+
+def measured_per_kb_copy(signing: str, by_goroutine: bool) -> int:
+    """The signature check's cost per kB of a validated copy. Only the costs measured by
+    goroutine (one P, the event loop) hold the validation worker apart; the others' costs
+    per kB received were fitted on 32 kB signed messages against 1 kB ones, the check's
+    hashing included (docs/network-calibration.md)."""
+    if not by_goroutine:
+        return 0
+    return MEASURED_PER_KB_COPY.get(signing, MEASURED_PER_KB_COPY["strict-sign"])
 
 
 def _int(raw: Any) -> int:
