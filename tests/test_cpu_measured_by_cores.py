@@ -124,6 +124,21 @@ def test_a_shared_core_gets_the_event_loop_and_the_split_by_goroutine() -> None:
     assert unsigned.per_kb_copy == unsigned.per_kb_publish == 0, "no signature to hash"
 
 
+def test_ethereum_s_preset_neither_signs_nor_checks_and_hashes_each_copy_s_data() -> None:
+    # presets.toml: Ethereum's consensus clients publish unsigned (strict-no-sign) with
+    # ids hashing the data (SHA-256, gossipnode/params.go:ethereumMessageID), which go
+    # computes for every copy it receives (pubsub.go:shouldPush). The preset decides
+    # the measured costs as if the fields were written out.
+    preset = parse_scenario({**_shared(), "protocol": {"preset": "ethereum"}}, HERE).cpu
+    written = {"signing": "strict-no-sign", "message_id": "ethereum"}
+    explicit = parse_scenario({**_shared(), "protocol": written}, HERE).cpu
+    assert preset == explicit
+    assert preset.per_copy == preset.per_kb_copy == preset.per_kb_publish == 0
+    assert preset.per_kb_message_id > 0
+    go_ids = parse_scenario(_shared(), HERE).cpu
+    assert go_ids.per_kb_message_id == 0, "go's id is from + seqno: nothing to hash"
+
+
 def test_signatures_cost_by_the_bytes_they_cover() -> None:
     # sign.go: a check hashes the message once (ed25519.Verify), a publication is hashed
     # twice to sign it and once more to check it (signMessage, then PushLocal), so a

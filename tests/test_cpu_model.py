@@ -171,6 +171,10 @@ def test_the_report_line_names_every_cost_charged() -> None:
     assert cpu_per_hop(parse_scenario({"cpu": signed}, HERE)) == (
         "validate 40 µs/copy + 2.5 µs/kB; publish 6 µs/kB; own host, 1 core"
     )
+    ids = {"per_rpc_received": "5us", "per_kb_message_id": "0.7us"}
+    assert cpu_per_hop(parse_scenario({"cpu": ids}, HERE)).startswith(
+        "read 5 µs/RPC, message id 0.7 µs/kB; "
+    )
     looped = {"nodes_per_host": 40, "event_loop": True, "per_rpc_loop": "5us"}
     looped |= {"per_publish_loop": "6us", "per_forward_loop": "1.5us", "per_copy": "60us"}
     assert cpu_per_hop(parse_scenario({"cpu": looped}, HERE)).startswith(

@@ -75,6 +75,10 @@ pub struct CpuConfig {
     /// hashes it twice, and the publisher checks its own signature (`sign.go:signMessage`,
     /// `validation.go:PushLocal`).
     pub per_kb_publish_ns: Time,
+    /// Per 1000 bytes of each copy received (duplicates included) and of each
+    /// publication: a content-addressed message id hashes the data
+    /// (`pubsub.go:shouldPush`, `validation.go:validate`).
+    pub per_kb_message_id_ns: Time,
     /// Lognormal shape of every cost (0: constant) that has no sigma of its own below.
     pub sigma: f64,
     pub sigma_per_rpc_received: Option<f64>,
@@ -156,6 +160,7 @@ impl CpuConfig {
             self.per_kb_copy_ns,
             self.per_publish_ns,
             self.per_kb_publish_ns,
+            self.per_kb_message_id_ns,
             self.per_rpc_loop_ns,
             self.per_publish_loop_ns,
             self.per_forward_loop_ns,
@@ -208,6 +213,7 @@ impl Default for CpuConfig {
             per_kb_copy_ns: 0,
             per_publish_ns: 0,
             per_kb_publish_ns: 0,
+            per_kb_message_id_ns: 0,
             sigma: 0.0,
             sigma_per_rpc_received: None,
             sigma_per_kb_received: None,

@@ -319,7 +319,9 @@ impl Simulation {
             self.cpu.unblock(node, Goroutine::Reader(reader));
         }
         // Exact: the loop's costs have no spread of their own.
-        let cost = self.cpu.costs.per_rpc_loop_ns + self.published_unvalidated(node, link, rpc);
+        let cost = self.cpu.costs.per_rpc_loop_ns
+            + self.message_ids_cost(rpc)
+            + self.published_unvalidated(node, link, rpc);
         let event = Event::Decoded { link, rpc };
         self.cpu
             .submit(&mut self.queue, node, Goroutine::Loop, cost, event);

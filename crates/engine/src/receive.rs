@@ -92,7 +92,7 @@ impl Simulation {
             let bytes = self.rpcs.get(rpc).total_bytes();
             // With the event loop, yamux's recvLoop reads it first (`read_stream`).
             let (g, cost, event) = if self.loops.is_empty() {
-                let cost = self.cpu.read_cost(receiver, bytes);
+                let cost = self.cpu.read_cost(receiver, bytes) + self.message_ids_cost(rpc);
                 (Goroutine::Reader(link), cost, Event::Decoded { link, rpc })
             } else {
                 let cost = self.cpu.recv_loop_cost(receiver, bytes);
@@ -110,7 +110,8 @@ impl Simulation {
         let only_seen = self.only_seen_copies(receiver, rpc);
         let cost = self
             .cpu
-            .read_cost(receiver, self.rpcs.get(rpc).total_bytes());
+            .read_cost(receiver, self.rpcs.get(rpc).total_bytes())
+            + self.message_ids_cost(rpc);
         let done = self.cpu.read(link, receiver, self.now(), cost);
         if only_seen {
             self.receive_at(link, rpc, done);
@@ -260,12 +261,26 @@ impl Simulation {
     /// per 1000 bytes of the message, the signature's hash over all of it.
     fn validation_mean(&self, node: u32, msg: u32) -> Time {
         let per_kb = self.cpu.costs.per_kb_copy_ns;
-        self.cpu_per_message[node as usize] + per_kb * self.signed_size(msg) / 1000
+        self.cpu_per_message[node as usize] + per_kb * self.message_size(msg) / 1000
     }
 
-    /// The bytes a signature covers: the message's data (an adversary's made-up
-    /// messages have the attack's size).
-    fn signed_size(&self, msg: u32) -> u64 {
+    /// CPU time computing the ids of `rpc`'s messages. go computes a copy's id when its
+    /// event loop first looks at it (`pubsub.go:handleIncomingRPC` → `shouldPush` →
+    /// `msgIDGenerator.ID`), duplicates included; a content-addressed id hashes the
+    /// data. Without the event loop modelled, the reader pays it with the read.
+    pub(crate) fn message_ids_cost(&self, rpc: u32) -> Time {
+        let per_kb = self.cpu.costs.per_kb_message_id_ns;
+        if per_kb == 0 {
+            return 0;
+        }
+        let msgs = &self.rpcs.get(rpc).msgs;
+        let bytes: u64 = msgs.iter().map(|m| self.message_size(m.msg)).sum();
+        per_kb * bytes / 1000
+    }
+
+    /// The bytes of `msg`'s data, which its signature and a content-addressed id cover
+    /// (an adversary's made-up messages have the attack's size).
+    fn message_size(&self, msg: u32) -> u64 {
         match self.messages.get(msg as usize) {
             Some(m) => u64::from(m.size),
             None => u64::from(self.invalid_size),
@@ -487,8 +502,10 @@ impl Simulation {
         if self.is_down(publisher) {
             return; // a node that is down publishes nothing: t_publish stays unset
         }
-        let per_kb = self.cpu.costs.per_kb_publish_ns * self.signed_size(msg) / 1000;
-        let mean = self.cpu.costs.per_publish_ns + per_kb;
+        // validation.go:validate computes the publication's id in the publisher's call.
+        let costs = &self.cpu.costs;
+        let per_kb = costs.per_kb_publish_ns + costs.per_kb_message_id_ns;
+        let mean = costs.per_publish_ns + per_kb * self.message_size(msg) / 1000;
         if mean == 0 {
             self.published(msg, publisher);
             self.signed(msg);

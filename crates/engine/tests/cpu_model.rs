@@ -59,6 +59,53 @@ fn signatures_cost_by_the_size_of_the_message_they_cover() {
 }
 
 #[test]
+fn a_content_id_costs_by_the_size_of_every_copy_it_hashes() {
+    // go computes a copy's id when it looks at it (pubsub.go:shouldPush), a publication's
+    // in the publisher's call (validation.go:validate); a content id hashes the data.
+    // 2000 bytes at 1 ms per kB: sign 1 + 2 → encode 2 → 10 ms link → decode 3 + 2 →
+    // validate 5: 100 + 3 + 2 + 10 + 5 + 5 = 125 ms, the second copy 2 ms behind.
+    let mut patch = costs(1, 1, MS);
+    patch["cpu"]["per_kb_message_id_ns"] = json!(MS);
+    let c = config(3, "floodsub", 10 * MS, 2 * S, 1, patch);
+    let mut sim = Simulation::new(&c, &star(2), &messages(0, 100 * MS, 0, 1, 2000)).unwrap();
+    sim.run();
+    assert_eq!(sorted_delivery_times(&sim), vec![125 * MS, 127 * MS]);
+}
+
+/// The CPU time each node used over a run of the triangle 0-1-2, where node 0 publishes
+/// 2000 bytes that its two peers forward to each other (floodsub): each leaf reads its
+/// copy and a duplicate.
+fn triangle_cpu(per_kb_message_id: u64) -> Vec<u64> {
+    let mut patch = costs(1, 1, MS);
+    patch["cpu"]["per_kb_message_id_ns"] = json!(per_kb_message_id);
+    let c = config(3, "floodsub", 10 * MS, 2 * S, 1, patch);
+    let triangle = vec![(0, 1), (0, 2), (1, 2)];
+    let mut sim = Simulation::new(&c, &triangle, &messages(0, 100 * MS, 0, 1, 2000)).unwrap();
+    sim.run();
+    let s = sim.cpu_samples().expect("the scenario charges CPU");
+    (0..3)
+        .map(|node| {
+            (0..s.node.len())
+                .filter(|&i| s.node[i] == node)
+                .map(|i| s.cpu_ns[i])
+                .max()
+        })
+        .map(|used| used.unwrap_or(0))
+        .collect()
+}
+
+#[test]
+fn every_copy_pays_its_content_id_duplicates_included() {
+    // go hashes each copy it receives before it checks the seen cache
+    // (pubsub.go:shouldPush), and the publication once (validation.go:validate): at
+    // 1 ms per kB, 2 ms for the publisher and 2 × 2 ms for each leaf.
+    let with = triangle_cpu(MS);
+    let without = triangle_cpu(0);
+    let ids: Vec<u64> = with.iter().zip(&without).map(|(w, o)| w - o).collect();
+    assert_eq!(ids, vec![2 * MS, 4 * MS, 4 * MS]);
+}
+
+#[test]
 fn three_nodes_on_one_core_run_in_turn_while_they_have_work() {
     // Slices of 100 ms: a node keeps the core until it runs out of work. Node 0 signs
     // 100-101 and encodes 101-103, 103-105; the copies arrive at 113 and 115. Leaf 1

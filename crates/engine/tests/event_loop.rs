@@ -609,3 +609,26 @@ fn a_busy_application_holds_one_message_buffers_thirty_two_and_loses_the_rest() 
     // application waits in the run queue meanwhile: a burst loses copies even so.
     assert!(!undeliverable(60, US, 0).0.is_empty());
 }
+
+#[test]
+fn the_event_loop_computes_each_copy_s_content_id() {
+    // pubsub.go:handleIncomingRPC → shouldPush computes the copy's id in the loop: node 0
+    // computes its publication's id (2000 bytes at 1 ms per kB: 100-102 ms, the host's
+    // one core), the copy reaches node 1 at 112 ms, its reader takes 10 µs and its loop
+    // 100 µs for the RPC and 2 ms for the id: delivered 4.11 ms after 110.
+    let c = config(
+        2,
+        "floodsub",
+        10 * MS,
+        2 * S,
+        1,
+        json!({"cpu": {
+            "nodes_per_host": 2, "cores": 1, "time_slice_ns": 100 * MS,
+            "per_rpc_received_ns": 10 * US, "per_rpc_loop_ns": 100 * US,
+            "per_kb_message_id_ns": MS, "event_loop": true,
+        }}),
+    );
+    let mut sim = Simulation::new(&c, &[(0, 1)], &messages(0, 100 * MS, 0, 1, 2000)).unwrap();
+    sim.run();
+    assert_eq!(sorted_delivery_times(&sim), vec![114_110 * US]);
+}

@@ -99,6 +99,7 @@ def engine_cpu(given: CpuConfig) -> dict[str, Any]:
         "per_segment_kernel_ns": cpu.per_segment_kernel,
         "per_publish_ns": cpu.per_publish,
         "per_kb_publish_ns": cpu.per_kb_publish,
+        "per_kb_message_id_ns": cpu.per_kb_message_id,
         "sigma": cpu.sigma,
         **{f"sigma_{name}": sigma for name, sigma in cpu.sigmas().items()},
         "time_slice_ns": cpu.slice_ns(),

@@ -62,6 +62,7 @@ def cpu_per_hop(s: Scenario) -> str:
     steps = [
         _step("write", cpu.per_rpc_sent, "RPC", cpu.per_kb_sent),
         _read_step(cpu),
+        _step("message id", 0, "copy", cpu.per_kb_message_id),
         _loop_step(cpu),
         validate,
     ]

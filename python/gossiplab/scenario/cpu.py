@@ -14,6 +14,7 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 
 from gossiplab.scenario.base import MAX_U32, Section
+from gossiplab.scenario.presets import GO_DEFAULT, PROTOCOL_PRESETS
 from gossiplab.units import Duration, parse_size
 
 US = 1_000
@@ -113,6 +114,13 @@ MEASURED_PER_KB_PUBLISH = {"strict-sign": 6_447, "strict-no-sign": 0}
 MEASURED_PER_PUBLISH = {
     signing: MEASURED["per_publish"] - per_kb for signing, per_kb in MEASURED_PER_KB_PUBLISH.items()
 }
+# A content-addressed id hashes the message's data (SHA-256 for protocol.message_id =
+# "ethereum", testbed/gossipnode/params.go:ethereumMessageID): go computes it for each copy
+# received, duplicates included (pubsub.go:shouldPush), and once per publication
+# (validation.go:validate). Per 1000 bytes, the slope of testbed/gossipnode/
+# msgidcost_test.go over 1-512 kB on this machine; go's own id (from + seqno) hashes
+# nothing. At 1 kB (0.7 µs) it is inside the costs fitted there.
+MEASURED_PER_KB_MESSAGE_ID = {"ethereum": 675, "go": 0}
 # ed25519 in the validation worker on one P (validation.go:validateWorker), with the loop
 # modelled, besides its per_validator_turn: without the loop the 84 µs also carries the
 # loop's publishMessage. Measured on 1000-byte messages (44.69 µs), less the 1 kB that
@@ -163,13 +171,14 @@ EVENT_LOOP_FIELDS = (
     "per_app_message",
 )
 
-# The signatures' costs per 1000 bytes: drawn with per_copy's and per_publish's sigma.
-SIGNED_BYTES_FIELDS = ("per_kb_copy", "per_kb_publish")
+# The costs per 1000 bytes of a message (its signature, its id): constant, or drawn with
+# the sigma of the work they add to (per_copy's, per_publish's).
+MESSAGE_BYTES_FIELDS = ("per_kb_copy", "per_kb_publish", "per_kb_message_id")
 
 # Every cost of the section, in ns: what `speed` divides.
 EVERY_COST = (
     *COST_FIELDS,
-    *SIGNED_BYTES_FIELDS,
+    *MESSAGE_BYTES_FIELDS,
     *LOOP_FIELDS,
     *TURN_FIELDS,
     "per_sysmon_round",
@@ -206,6 +215,10 @@ class CpuConfig(Section):
     # Per 1000 bytes of a publication's message: signing hashes it twice, and the
     # publisher checks its own signature (sign.go:signMessage). Added to per_publish.
     per_kb_publish: Duration = 0
+    # Per 1000 bytes of each copy received, duplicates included, and of each publication:
+    # computing a content-addressed message id (pubsub.go:shouldPush hashes the data for
+    # protocol.message_id = "ethereum"). With the event loop in the loop, else with the read.
+    per_kb_message_id: Duration = 0
     # The kernel's work per TCP segment a node sends (the TCP stack, and on the testbed the
     # emulated network's forwarding): charged with the writer's work.
     per_segment_kernel: Duration = 0
@@ -405,8 +418,9 @@ def fill_measured(data: dict[str, Any]) -> dict[str, Any]:
     cpu = data.get("cpu")
     if not isinstance(cpu, dict) or cpu.get("costs") != "measured":
         return data
-    protocol = data.get("protocol") if isinstance(data.get("protocol"), dict) else {}
+    protocol = resolved_protocol(data)
     signing = protocol.get("signing", "strict-sign")
+    message_id = protocol.get("message_id", "go")
     cores = _int(cpu.get("cores", 1))
     event_loop = measured_event_loop(data, cpu)
     costs = measured_costs(cores, event_loop)
@@ -420,6 +434,7 @@ def fill_measured(data: dict[str, Any]) -> dict[str, Any]:
         "per_copy": f"{per_copy}ns",
         "per_kb_copy": f"{measured_per_kb_copy(signing, by_goroutine)}ns",
         "per_kb_publish": f"{per_kb_publish}ns",
+        "per_kb_message_id": f"{MEASURED_PER_KB_MESSAGE_ID.get(message_id, 0)}ns",
         "event_loop": event_loop,
         "sysmon": event_loop,
     }
@@ -429,6 +444,16 @@ def fill_measured(data: dict[str, Any]) -> dict[str, Any]:
     publish = MEASURED_PER_PUBLISH_ONE_P_LOOP if by_goroutine else MEASURED_PER_PUBLISH
     filled["per_publish"] = f"{publish.get(signing, publish['strict-sign'])}ns"
     return {**data, "cpu": {**filled, **cpu}}
+
+
+def resolved_protocol(data: dict[str, Any]) -> dict[str, Any]:
+    """The scenario's [protocol] over its preset (what the schema will resolve), for
+    the costs that depend on its signing and message ids. Bad values are the schema's
+    to report; here they fall back to go's defaults."""
+    protocol = data.get("protocol") if isinstance(data.get("protocol"), dict) else {}
+    preset = protocol.get("preset", "go-default")
+    base = PROTOCOL_PRESETS.get(preset, GO_DEFAULT) if isinstance(preset, str) else GO_DEFAULT
+    return {**base, **protocol}
 
 
 def measured_per_kb_copy(signing: str, by_goroutine: bool) -> int:
