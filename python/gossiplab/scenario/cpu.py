@@ -106,7 +106,8 @@ MEASURED_PER_COPY = {"strict-sign": 84 * US, "strict-no-sign": 0}
 # a publication is marshalled and hashed twice to sign it (signMessage, ed25519.Sign),
 # then checked as a copy is (validation.go:PushLocal). Per 1000 bytes, the slopes of
 # testbed/gossipnode/signcost_test.go over 1-512 kB on this machine
-# (docs/network-calibration.md, "Signatures by size"); nothing to hash unsigned.
+# (docs/network-calibration.md, "Signatures and message ids by size"); nothing to
+# hash unsigned.
 MEASURED_PER_KB_COPY = {"strict-sign": 2_673, "strict-no-sign": 0}
 MEASURED_PER_KB_PUBLISH = {"strict-sign": 6_447, "strict-no-sign": 0}
 # The publication's cost at 1000 bytes (MEASURED's), less the 1 kB that per_kb_publish
@@ -171,8 +172,9 @@ EVENT_LOOP_FIELDS = (
     "per_app_message",
 )
 
-# The costs per 1000 bytes of a message (its signature, its id): constant, or drawn with
-# the sigma of the work they add to (per_copy's, per_publish's).
+# The costs per 1000 bytes of a message (its signature, its id). per_kb_copy and
+# per_kb_publish add to per_copy's and per_publish's mean and are drawn with their shape;
+# per_kb_message_id is constant on a copy received.
 MESSAGE_BYTES_FIELDS = ("per_kb_copy", "per_kb_publish", "per_kb_message_id")
 
 # Every cost of the section, in ns: what `speed` divides.
