@@ -34,6 +34,7 @@ import polars as pl
 from gossiplab.analysis.cpu_use import cpu_while_publishing
 from gossiplab.runner import run
 from gossiplab.scenario import parse_scenario
+from gossiplab.scenario.cpu import resolved_protocol
 
 SATURATED_CORES = 0.95
 
@@ -49,12 +50,19 @@ def testbed_cores(folder: Path) -> float:
     return float(cpu["cores_all_nodes"])
 
 
+# Costs of signatures: fitted on signed runs, they are not an unsigned run's, which
+# keeps the preset's (nothing checked, a publication neither signed nor checked).
+SIGNED_ONLY = ("per_copy", "per_kb_copy", "per_publish", "per_kb_publish")
+
+
 def model_scenario(folder: Path, wakeup_us: float, costs: dict[str, Any]) -> dict[str, Any]:
     """The folder's scenario on the model: its nodes on one host of one core, at the
-    measured costs with `costs` in their place."""
+    measured costs with `costs` in their place (but the signatures' on unsigned runs)."""
     data = tomllib.loads((folder / "scenario.toml").read_text())
     data["backend"] = "model"
     nodes = data["topology"]["nodes"]
+    if resolved_protocol(data).get("signing") != "strict-sign":
+        costs = {name: cost for name, cost in costs.items() if name not in SIGNED_ONLY}
     data["cpu"] = {
         "costs": "measured",
         **costs,
