@@ -47,7 +47,8 @@ def speed_note(
         f"{ours:.3f} ({difference:+.0%}): this machine ran them {pace} than on the day "
         "the measured costs were fitted, so the two backends do not run the same "
         "machine. Refit the costs for this hour, each goroutine's per item and per turn "
-        "(bench/cpu_fit_turns.py on profiles and traces made now) and then the node's "
-        "wake-up (bench/cpu_fit_wakeup.py on calibration runs made now), and set them "
-        f"under [cpu] (`per_*_turn`, `per_node_wakeup`; {REFIT}).\n"
+        "and then the node's wake-up, in one command (sudo .venv/bin/python "
+        "bench/cpu_refit.py -o out/refit: bench/cpu_fit_turns.py on profiles and traces "
+        "made now, bench/cpu_fit_wakeup.py on calibration runs made now), and set the "
+        f"costs it writes under [cpu] (`per_*_turn`, `per_node_wakeup`; {REFIT}).\n"
     )
