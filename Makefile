@@ -76,7 +76,7 @@ test-python: $(INSTALLED) go-binaries install-testbed install-chromium
 	$(PY) -m pytest -q
 
 test-go:
-	cd testbed && go vet ./...
+	cd testbed && go vet ./... && go test ./...
 
 # The Go binaries of the real-code backends: the testbed's node and the simnet runner
 # (a Go test binary, since synctest needs a *testing.T). Built once through the same code

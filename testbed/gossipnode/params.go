@@ -189,7 +189,7 @@ func PubsubOptions(c *Config, events pubsub.EventTracer, raw pubsub.RawTracer) (
 			return nil, fmt.Errorf("message_id \"go\" (from + seqno) needs an author: with strict-no-sign every message would get the same id; use message_id = \"ethereum\"")
 		}
 	case "ethereum":
-		opts = append(opts, pubsub.WithMessageIdFn(ethereumMessageID))
+		opts = append(opts, pubsub.WithMessageIdFn(newIDCache(ethereumMessageID).ID))
 	default:
 		return nil, fmt.Errorf("unknown message id %q", p.MessageID)
 	}
