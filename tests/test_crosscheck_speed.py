@@ -17,6 +17,7 @@ def test_a_slower_machine_is_named_with_the_difference_and_the_refit() -> None:
     assert "+63%" in note and "slower" in note
     assert "per_node_wakeup" in note and "bench/cpu_fit_wakeup.py" in note
     assert "bench/cpu_fit_turns.py" in note and "bench/cpu_refit.py" in note
+    assert "--cpu-costs" in note
     assert "faster" in speed_note(True, 1, _cpu(0.4), _cpu(0.3))  # 0.3 / 0.4 - 1 = -25 %
 
 

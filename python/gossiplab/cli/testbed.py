@@ -84,6 +84,15 @@ def crosscheck(
             "with their range.",
         ),
     ] = 1,
+    cpu_costs: Annotated[
+        Path | None,
+        typer.Option(
+            "--cpu-costs",
+            help="A costs file (the costs.toml bench/cpu_refit.py writes): its \\[cpu] "
+            "costs replace the scenario's on the model's side, for a machine or an hour "
+            "other than the measured costs'.",
+        ),
+    ] = None,
 ) -> None:
     """Run a scenario on the model and on a real backend and compare them side by side."""
     from gossiplab.backends.testbed.crosscheck import PARTNERS, run_crosscheck
@@ -103,6 +112,7 @@ def crosscheck(
             runs=runs,
             resume=resume,
             model_seeds=model_seeds,
+            cpu_costs=cpu_costs,
         )
         out.print(result.markdown, markup=False, highlight=False)
         out.print(f"results: {result.out_dir}")

@@ -40,24 +40,43 @@ def parse_scenario(data: dict[str, Any], base_dir: Path, source: str = "") -> Sc
     return scenario
 
 
-def load_scenario(path: str | Path) -> Scenario:
-    """Read, validate and resolve a scenario file; relative paths in it are from its folder."""
+def load_scenario(path: str | Path, cpu_costs: str | Path | None = None) -> Scenario:
+    """Read, validate and resolve a scenario file; relative paths in it are from its folder.
+
+    ``cpu_costs``, a TOML file with a ``[cpu]`` table (costs fitted on this machine by
+    bench/cpu_refit.py), sets those costs over the scenario's own ``[cpu]``."""
     path = Path(path)
-    source = str(path)
+    data = _read_toml(path, "scenario file")
+    if cpu_costs is not None:
+        data["cpu"] = {**data.get("cpu", {}), **_cpu_table(Path(cpu_costs))}
+    return parse_scenario(data, path.resolve().parent, source=str(path))
+
+
+def _read_toml(path: Path, what: str, field: str = "") -> dict[str, Any]:
     try:
         text = path.read_bytes().decode("utf-8")
     except OSError as err:
-        problem = Problem("", f"cannot read the scenario file: {err.strerror}", "check the path")
-        raise ScenarioError([problem], source) from None
+        problem = Problem(field, f"cannot read the {what}: {err.strerror}", "check the path")
+        raise ScenarioError([problem], str(path)) from None
     except UnicodeDecodeError:
         problem = Problem("", "the file is not UTF-8 text", "save it as UTF-8")
-        raise ScenarioError([problem], source) from None
+        raise ScenarioError([problem], str(path)) from None
     try:
-        data = tomllib.loads(text)
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
         hint = "fix the TOML syntax at that line and column (see https://toml.io)"
-        raise ScenarioError([Problem("", f"TOML syntax error: {err}", hint)], source) from None
-    return parse_scenario(data, path.resolve().parent, source=source)
+        raise ScenarioError([Problem("", f"TOML syntax error: {err}", hint)], str(path)) from None
+
+
+def _cpu_table(path: Path) -> dict[str, Any]:
+    """The ``[cpu]`` table of a costs file."""
+    table = _read_toml(path, "CPU costs file", "--cpu-costs").get("cpu")
+    if not isinstance(table, dict):
+        hint = "give the costs.toml that bench/cpu_refit.py writes, or a file with a [cpu] table"
+        raise ScenarioError(
+            [Problem("cpu", "the CPU costs file has no [cpu] table", hint)], str(path)
+        )
+    return table
 
 
 def scenario_to_toml(s: Scenario) -> str:

@@ -416,14 +416,16 @@ def run_crosscheck(
     runs: int | None = None,
     resume: bool = False,
     model_seeds: int = 1,
+    cpu_costs: Path | None = None,
 ) -> CrosscheckResult:
     """Run ``scenario`` on the model (with ``model_seeds`` protocol seeds, on one graph
     and schedule) and ``runs`` times on ``against`` (default: once, or once per finished
     run given); ``bar(backend)``, if given, is a progress bar for each run (the CLI's).
     Each of ``partner_runs`` (finished runs of ``against`` on the same scenario) stands
     for one of the real runs; the rest are run. With ``resume`` the real runs an earlier,
-    interrupted crosscheck finished in ``out_dir`` are kept."""
-    s = load_scenario(scenario)
+    interrupted crosscheck finished in ``out_dir`` are kept. ``cpu_costs`` (a costs file
+    bench/cpu_refit.py wrote) sets the model's CPU costs over the scenario's."""
+    s = load_scenario(scenario, cpu_costs)
     check_both(s, against)
     count = _real_runs(runs, partner_runs)
     for folder in partner_runs:

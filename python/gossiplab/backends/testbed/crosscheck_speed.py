@@ -49,6 +49,7 @@ def speed_note(
         "machine. Refit the costs for this hour, each goroutine's per item and per turn "
         "and then the node's wake-up, in one command (sudo .venv/bin/python "
         "bench/cpu_refit.py -o out/refit: bench/cpu_fit_turns.py on profiles and traces "
-        "made now, bench/cpu_fit_wakeup.py on calibration runs made now), and set the "
-        f"costs it writes under [cpu] (`per_*_turn`, `per_node_wakeup`; {REFIT}).\n"
+        "made now, bench/cpu_fit_wakeup.py on calibration runs made now), and give the "
+        "costs it writes to the crosscheck (--cpu-costs out/refit/costs.toml) or set them "
+        f"under [cpu] (`per_*_turn`, `per_node_wakeup`; {REFIT}).\n"
     )
