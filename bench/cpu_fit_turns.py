@@ -251,6 +251,24 @@ def fit(rows: pl.DataFrame) -> tuple[float, float, float]:
     return float(coef[0]), float(coef[1]), rms
 
 
+def sums(table: pl.DataFrame) -> pl.DataFrame:
+    """The points of each load summed over its traced nodes."""
+    return table.group_by("run", "goroutine", maintain_order=True).agg(
+        pl.col("cpu_us", "model_us", "items", "turns").sum()
+    )
+
+
+def fits(rows: pl.DataFrame) -> dict[str, tuple[float, float, float]]:
+    """Each goroutine's fit over `rows`, by name: scale, µs per turn, rms relative error."""
+    return {g.name: fit(rows.filter(pl.col("goroutine") == g.name)) for g in GOROUTINES}
+
+
+def per_publication_us(profiled: list[Path], apportion: bool) -> float:
+    """The publisher's CPU per publication over every node of the profiled runs."""
+    spent = [publisher_us(p, apportion) for p in profiled]
+    return sum(cpu for cpu, _ in spent) / sum(n for _, n in spent)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("folders", type=Path, nargs="+", help="PROFILED TRACED pairs")
@@ -270,20 +288,16 @@ def main() -> None:
         for value in ("us_per_item", "items_per_turn", "real_over_model"):
             print(f"{value}:")
             print(summary.pivot(on="goroutine", index="run", values=value))
-    totals = table.group_by("run", "goroutine", maintain_order=True).agg(
-        pl.col("cpu_us", "model_us", "items", "turns").sum()
-    )
-    for label, rows in (("each traced node", table), ("the traced nodes' sums", totals)):
+    for label, rows in (("each traced node", table), ("the traced nodes' sums", sums(table))):
         print(f"\nfit over {label} of every load (CPU = scale × model item costs + turn):")
+        fitted = fits(rows)
         for g in GOROUTINES:
-            scale, turn, rms = fit(rows.filter(pl.col("goroutine") == g.name))
+            scale, turn, rms = fitted[g.name]
             costs = ", ".join(f"{item} {scale * cost:.2f} µs" for item, cost in g.costs.items())
             print(
                 f"  {g.name:<10} scale {scale:.3f} ({costs}), {turn:.2f} µs per turn, rms {rms:.3f}"
             )
-
-    spent = [publisher_us(p, not args.apart) for p, _ in pairs]
-    per_publish = sum(cpu for cpu, _ in spent) / sum(n for _, n in spent)
+    per_publish = per_publication_us([p for p, _ in pairs], not args.apart)
     print(f"  publisher  {per_publish:.1f} µs per publication (every node of every load)")
     sysmon_rounds([p for p, _ in pairs])
 

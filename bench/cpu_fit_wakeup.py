@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import tempfile
 import tomllib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -88,27 +89,42 @@ def main() -> None:
     parser.add_argument("--costs", type=Path, help="a TOML file whose [cpu] sets costs")
     args = parser.parse_args()
     costs = tomllib.loads(args.costs.read_text()).get("cpu", {}) if args.costs else {}
-    real = {folder: testbed_cores(folder) for folder in args.results}
+    best: tuple[float, float] | None = None
+    for candidate, rms, cores in sweep(
+        args.results, candidates(args.low, args.high, args.step), costs
+    ):
+        runs = ", ".join(
+            f"{f.name} {model:.3f}/{real:.3f} ({model / real - 1:+.0%})"
+            for f, (model, real) in cores.items()
+        )
+        print(f"{candidate:6.1f} µs: rms {rms:.3f}; {runs}", flush=True)
+        if best is None or rms < best[1]:
+            best = (candidate, rms)
+    if best is not None:
+        print(f"\nbest per_node_wakeup: {best[0]:.1f} µs (rms of relative errors {best[1]:.3f})")
+
+
+def candidates(low: float, high: float, step: float) -> list[float]:
+    count = int((high - low) / step + 1e-9) + 1
+    return [low + k * step for k in range(count)]
+
+
+def sweep(
+    results: list[Path], wakeups_us: list[float], costs: dict[str, Any]
+) -> Iterator[tuple[float, float, dict[Path, tuple[float, float]]]]:
+    """Per candidate wake-up: the rms relative error of the model's nodes' CPU against
+    the real ones', and each run's (model, real) cores. Saturated runs are left out."""
+    real = {folder: testbed_cores(folder) for folder in results}
     fitted = {f: c for f, c in real.items() if c < SATURATED_CORES}
     for folder in sorted(set(real) - set(fitted)):
         print(f"left out, saturated: {folder.name} ({real[folder]:.3f} cores)")
-    best: tuple[float, float] | None = None
-    candidate = args.low
     with tempfile.TemporaryDirectory() as scratch:
-        while candidate <= args.high + 1e-9:
-            cores = {f: model_cores(f, candidate, costs, Path(scratch)) for f in fitted}
-            errors = [cores[f] / fitted[f] - 1 for f in fitted]
-            rms = (sum(e * e for e in errors) / len(errors)) ** 0.5
-            runs = ", ".join(
-                f"{f.name} {cores[f]:.3f}/{fitted[f]:.3f} ({e:+.0%})"
-                for f, e in zip(fitted, errors, strict=True)
-            )
-            print(f"{candidate:6.1f} µs: rms {rms:.3f}; {runs}", flush=True)
-            if best is None or rms < best[1]:
-                best = (candidate, rms)
-            candidate += args.step
-    if best is not None:
-        print(f"\nbest per_node_wakeup: {best[0]:.1f} µs (rms of relative errors {best[1]:.3f})")
+        for wakeup in wakeups_us:
+            cores = {
+                f: (model_cores(f, wakeup, costs, Path(scratch)), c) for f, c in fitted.items()
+            }
+            errors = [model / c - 1 for model, c in cores.values()]
+            yield wakeup, (sum(e * e for e in errors) / len(errors)) ** 0.5, cores
 
 
 if __name__ == "__main__":

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tempfile
 import tomllib
 from datetime import UTC, datetime
 from pathlib import Path
@@ -34,8 +33,8 @@ from typing import Any
 import polars as pl
 
 sys.path.insert(0, str(Path(__file__).parent))
-from cpu_fit_turns import GOROUTINES, fit, node_counts, points, publisher_us
-from cpu_fit_wakeup import SATURATED_CORES, model_cores, testbed_cores
+from cpu_fit_turns import GOROUTINES, fits, node_counts, per_publication_us, points, sums
+from cpu_fit_wakeup import sweep, testbed_cores
 from run import commit, machine
 
 from gossiplab.runner import run
@@ -111,36 +110,24 @@ def hour_costs(
 def fit_turns(pairs: list[tuple[Path, Path]]) -> dict[str, float]:
     """Step 3: each goroutine's fit over the traced nodes' sums, the publisher, sysmon."""
     table = pl.concat([points(p, t, apportion=True) for p, t in pairs])
-    totals = table.group_by("run", "goroutine", maintain_order=True).agg(
-        pl.col("cpu_us", "model_us", "items", "turns").sum()
-    )
-    fits = {}
-    for g in GOROUTINES:
-        scale, turn, rms = fit(totals.filter(pl.col("goroutine") == g.name))
-        print(f"  {g.name:<10} scale {scale:.3f}, {turn:.2f} µs per turn, rms {rms:.3f}")
-        fits[g.name] = (scale, turn)
-    spent = [publisher_us(p, apportion=True) for p, _ in pairs]
-    per_publish = sum(cpu for cpu, _ in spent) / sum(n for _, n in spent)
-    counts = [node_counts(p) for p, _ in pairs]
+    fitted = {}
+    for name, (scale, turn, rms) in fits(sums(table)).items():
+        print(f"  {name:<10} scale {scale:.3f}, {turn:.2f} µs per turn, rms {rms:.3f}")
+        fitted[name] = (scale, turn)
+    profiled = [p for p, _ in pairs]
+    counts = [node_counts(p) for p in profiled]
     sysmon = sum(c["sysmon_cpu_s"].sum() for c in counts) / sum(
         c["sysmon_runs"].sum() for c in counts
     )
-    return hour_costs(fits, per_publish, sysmon * 1e6)
+    return hour_costs(fitted, per_publication_us(profiled, apportion=True), sysmon * 1e6)
 
 
 def fit_wakeup(runs: list[Path], costs: dict[str, str]) -> float:
     """Step 4: the wake-up (µs) with the least rms relative error of the nodes' CPU."""
-    real = {f: testbed_cores(f) for f in runs}
-    fitted = {f: c for f, c in real.items() if c < SATURATED_CORES}
     best = (0.0, float("inf"))
-    with tempfile.TemporaryDirectory() as scratch:
-        for wakeup in WAKEUPS_US:
-            errors = [
-                model_cores(f, wakeup, costs, Path(scratch)) / c - 1 for f, c in fitted.items()
-            ]
-            rms = (sum(e * e for e in errors) / len(errors)) ** 0.5
-            print(f"  per_node_wakeup {wakeup:4.0f} µs: rms {rms:.3f}", flush=True)
-            best = min(best, (wakeup, rms), key=lambda b: b[1])
+    for wakeup, rms, _ in sweep(runs, WAKEUPS_US, costs):
+        print(f"  per_node_wakeup {wakeup:4.0f} µs: rms {rms:.3f}", flush=True)
+        best = min(best, (wakeup, rms), key=lambda b: b[1])
     return best[0]
 
 

@@ -54,9 +54,3 @@ func (c *idCache) forget(key weak.Pointer[pb.Message]) {
 	delete(c.ids, key)
 	c.mu.Unlock()
 }
-
-func (c *idCache) len() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.ids)
-}

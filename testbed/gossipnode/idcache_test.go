@@ -51,3 +51,9 @@ func TestAnEntryGoesWithItsMessage(t *testing.T) {
 		t.Fatalf("%d entries outlived their messages", n)
 	}
 }
+
+func (c *idCache) len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.ids)
+}

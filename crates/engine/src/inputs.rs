@@ -105,3 +105,12 @@ pub struct Message {
     /// Payload copies received by all nodes (first receipts and duplicates).
     pub receipts: u64,
 }
+
+/// The bytes of message `msg`'s data, which its signature and a content-addressed id
+/// cover: its `size`, or `invalid_size` for a message an adversary made up (an id past
+/// the schedule's).
+pub(crate) fn data_size(messages: &[Message], invalid_size: u32, msg: u32) -> u64 {
+    messages
+        .get(msg as usize)
+        .map_or(u64::from(invalid_size), |m| u64::from(m.size))
+}

@@ -7,6 +7,7 @@ use smallvec::SmallVec;
 use crate::config::{Misbehaviour, Time, Version};
 use crate::cpu::Cost;
 use crate::goroutines::Goroutine;
+use crate::inputs::data_size;
 use crate::queue::Event;
 use crate::rpc::{Kind, MsgRef};
 use crate::seen::{Seen, COUNTED, NOT_CACHED, OWN, SEEN_SWEEP_INTERVAL, UNCOUNTED};
@@ -278,13 +279,8 @@ impl Simulation {
         per_kb * bytes / 1000
     }
 
-    /// The bytes of `msg`'s data, which its signature and a content-addressed id cover
-    /// (an adversary's made-up messages have the attack's size).
     fn message_size(&self, msg: u32) -> u64 {
-        match self.messages.get(msg as usize) {
-            Some(m) => u64::from(m.size),
-            None => u64::from(self.invalid_size),
-        }
+        data_size(&self.messages, self.invalid_size, msg)
     }
 
     /// A message an adversary made up: validated like any other (its CPU cost and place

@@ -5,6 +5,7 @@
 
 use crate::config::{Time, UplinkSharing};
 use crate::goroutines::Goroutine;
+use crate::inputs::data_size;
 use crate::network::serialization_ns;
 use crate::output::DropKey;
 use crate::queue::Event;
@@ -55,11 +56,7 @@ impl Simulation {
         let messages = &self.messages;
         let r = self.rpcs.get_mut(rpc);
         let invalid_size = self.invalid_size;
-        r.measure(&self.wire, |m| {
-            messages
-                .get(m as usize)
-                .map_or(u64::from(invalid_size), |info| u64::from(info.size))
-        });
+        r.measure(&self.wire, |m| data_size(messages, invalid_size, m));
         if self.may_need_split(rpc) && self.enqueue_split(sender, link, rpc, urgent) {
             return;
         }

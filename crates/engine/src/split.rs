@@ -6,6 +6,7 @@
 //! splits too (`appendOrMergeRPC`); go-libp2p-pubsub v0.1.1 (version 1.0) does not.
 
 use crate::config::Version;
+use crate::inputs::data_size;
 use crate::sim::Simulation;
 
 /// go's `DefaultMaxMessageSize` (`pubsub.go`): 1 MiB. A single message above it goes out
@@ -28,10 +29,7 @@ impl Simulation {
             r.msgs
                 .iter()
                 .map(|m| {
-                    let size = self
-                        .messages
-                        .get(m.msg as usize)
-                        .map_or(u64::from(self.invalid_size), |info| u64::from(info.size));
+                    let size = data_size(&self.messages, self.invalid_size, m.msg);
                     self.wire.publish_field(size)
                 })
                 .collect()

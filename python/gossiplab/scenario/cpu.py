@@ -14,7 +14,7 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 
 from gossiplab.scenario.base import MAX_U32, Section
-from gossiplab.scenario.presets import GO_DEFAULT, PROTOCOL_PRESETS
+from gossiplab.scenario.presets import over_preset
 from gossiplab.units import Duration, parse_size
 
 US = 1_000
@@ -428,14 +428,9 @@ def fill_measured(data: dict[str, Any]) -> dict[str, Any]:
     costs = measured_costs(cores, event_loop)
     measured = {name: f"{ns}ns" for name, ns in costs.items()}
     by_goroutine = cores == 1 and event_loop
-    copies = MEASURED_PER_COPY_ONE_P_LOOP if by_goroutine else MEASURED_PER_COPY
-    per_copy = copies.get(signing, copies["strict-sign"])
-    per_kb_publish = MEASURED_PER_KB_PUBLISH.get(signing, MEASURED_PER_KB_PUBLISH["strict-sign"])
     filled = {
         **measured,
-        "per_copy": f"{per_copy}ns",
-        "per_kb_copy": f"{measured_per_kb_copy(signing, by_goroutine)}ns",
-        "per_kb_publish": f"{per_kb_publish}ns",
+        **signature_costs(signing, by_goroutine),
         "per_kb_message_id": f"{MEASURED_PER_KB_MESSAGE_ID.get(message_id, 0)}ns",
         "event_loop": event_loop,
         "sysmon": event_loop,
@@ -443,29 +438,33 @@ def fill_measured(data: dict[str, Any]) -> dict[str, Any]:
     # The shares are where sysmon looks for the loop's system calls: with both only.
     if event_loop and cpu.get("sysmon", event_loop) is True:
         filled |= MEASURED_SYSCALL_SHARES
-    publish = MEASURED_PER_PUBLISH_ONE_P_LOOP if by_goroutine else MEASURED_PER_PUBLISH
-    filled["per_publish"] = f"{publish.get(signing, publish['strict-sign'])}ns"
     return {**data, "cpu": {**filled, **cpu}}
 
 
 def resolved_protocol(data: dict[str, Any]) -> dict[str, Any]:
     """The scenario's [protocol] over its preset (what the schema will resolve), for
-    the costs that depend on its signing and message ids. Bad values are the schema's
-    to report; here they fall back to go's defaults."""
+    the costs that depend on its signing and message ids."""
     protocol = data.get("protocol") if isinstance(data.get("protocol"), dict) else {}
-    preset = protocol.get("preset", "go-default")
-    base = PROTOCOL_PRESETS.get(preset, GO_DEFAULT) if isinstance(preset, str) else GO_DEFAULT
-    return {**base, **protocol}
+    return over_preset(protocol)
 
 
-def measured_per_kb_copy(signing: str, by_goroutine: bool) -> int:
-    """The signature check's cost per kB of a validated copy. Only the costs measured by
+def signature_costs(signing: str, by_goroutine: bool) -> dict[str, str]:
+    """The measured costs that depend on the signing policy. Only the costs measured by
     goroutine (one P, the event loop) hold the validation worker apart; the others' costs
     per kB received were fitted on 32 kB signed messages against 1 kB ones, the check's
-    hashing included (docs/network-calibration.md)."""
-    if not by_goroutine:
-        return 0
-    return MEASURED_PER_KB_COPY.get(signing, MEASURED_PER_KB_COPY["strict-sign"])
+    hashing included (docs/network-calibration.md): no `per_kb_copy` on top."""
+
+    def of(table: dict[str, int]) -> str:
+        return f"{table.get(signing, table['strict-sign'])}ns"
+
+    copies = MEASURED_PER_COPY_ONE_P_LOOP if by_goroutine else MEASURED_PER_COPY
+    publish = MEASURED_PER_PUBLISH_ONE_P_LOOP if by_goroutine else MEASURED_PER_PUBLISH
+    return {
+        "per_copy": of(copies),
+        "per_kb_copy": of(MEASURED_PER_KB_COPY) if by_goroutine else "0ns",
+        "per_publish": of(publish),
+        "per_kb_publish": of(MEASURED_PER_KB_PUBLISH),
+    }
 
 
 def _int(raw: Any) -> int:

@@ -48,7 +48,8 @@ def load_scenario(path: str | Path, cpu_costs: str | Path | None = None) -> Scen
     path = Path(path)
     data = _read_toml(path, "scenario file")
     if cpu_costs is not None:
-        data["cpu"] = {**data.get("cpu", {}), **_cpu_table(Path(cpu_costs))}
+        own = data.get("cpu", {})  # not a table: the schema names it, costs or not
+        data["cpu"] = {**own, **_cpu_table(Path(cpu_costs))} if isinstance(own, dict) else own
     return parse_scenario(data, path.resolve().parent, source=str(path))
 
 

@@ -26,3 +26,15 @@ SCORE_PRESETS: dict[str, dict[str, Any]] = {
     name: table["score"] for name, table in _PRESETS.items()
 }
 GO_DEFAULT = PROTOCOL_PRESETS["go-default"]
+
+
+def preset_of(protocol: dict[str, Any]) -> str:
+    """The preset a [protocol] table names; go's defaults where it names none or an
+    unknown one (the schema reports a bad name)."""
+    preset = protocol.get("preset", "go-default")
+    return preset if isinstance(preset, str) and preset in PROTOCOL_PRESETS else "go-default"
+
+
+def over_preset(protocol: dict[str, Any]) -> dict[str, Any]:
+    """A [protocol] table over its preset: what the user wrote beats the preset."""
+    return {**PROTOCOL_PRESETS[preset_of(protocol)], **protocol}

@@ -8,7 +8,7 @@ from pydantic import BeforeValidator, Field, model_validator
 
 from gossiplab.errors import Problem
 from gossiplab.scenario.base import MAX_U32, Section, is_int, raise_problems, range_problem
-from gossiplab.scenario.presets import GO_DEFAULT, PROTOCOL_PRESETS, SCORE_PRESETS
+from gossiplab.scenario.presets import GO_DEFAULT, SCORE_PRESETS, over_preset, preset_of
 from gossiplab.scenario.scoring import ScoreConfig
 from gossiplab.units import Duration, Size
 
@@ -97,11 +97,10 @@ class ProtocolConfig(Section):
         # What the user wrote beats the preset; the preset beats go's defaults.
         if not isinstance(data, dict):
             return data
-        preset = data.get("preset", "go-default")
-        preset = preset if isinstance(preset, str) and preset in PROTOCOL_PRESETS else "go-default"
-        resolved = {**PROTOCOL_PRESETS[preset], **data}
+        resolved = over_preset(data)
         score = data.get("score", {})
-        resolved["score"] = {**SCORE_PRESETS[preset], **score} if isinstance(score, dict) else score
+        preset = SCORE_PRESETS[preset_of(data)]
+        resolved["score"] = {**preset, **score} if isinstance(score, dict) else score
         return resolved
 
     @model_validator(mode="after")
