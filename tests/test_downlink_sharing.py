@@ -6,8 +6,9 @@ Two 1 MB copies published together reach a hub through its 10 Mbit downlink
 done after at most one copy's time, the link's 20 ms and TCP's slow start; if the two
 connections share it, the first copy is done only after well more than one copy's worth
 has passed. The kernel's packet FIFO under HTB interleaves the two TCP flows' packets,
-so the real nodes' first copy comes late, as "fair" has it; simnet's links are packet
-queues too (testbed/simnet/lean.go), so its scenarios run "fair".
+so the real nodes' first copy comes late, as "fair" and "packets" (that FIFO, which the
+windows' pieces cross one by one) have it; simnet's links are packet queues too
+(testbed/simnet/lean.go), so its scenarios run "fair".
 """
 
 from __future__ import annotations
@@ -53,13 +54,17 @@ def _shared(batches: list[list[float]]) -> bool:
 def test_the_model_reads_whole_rpcs_in_turn_or_shares_the_link(tmp_path: Path) -> None:
     fifo = _two_copies(tmp_path, "model", "fifo")
     fair = _two_copies(tmp_path, "model", "fair")
-    assert len(fifo) == len(fair) == 4
+    packets = _two_copies(tmp_path, "model", "packets")
+    assert len(fifo) == len(fair) == len(packets) == 4
     assert not _shared(fifo), fifo
     assert _shared(fair), fair
     # Shared, the second is done once both copies crossed the link. (Whole RPCs in turn
     # take an idle link to have read the first while it arrived, whatever its sender's
     # speed, so there the two cross in less.)
     assert all(b[1] >= 2 * COPY_MS + LINK_MS for b in fair), fair
+    # One packet FIFO: the two connections' windows interleave their pieces in it.
+    assert _shared(packets), packets
+    assert all(b[1] >= 2 * COPY_MS + LINK_MS for b in packets), packets
 
 
 @REAL_NODES[0]
@@ -81,7 +86,7 @@ def test_simnet_s_links_interleave_two_connections_on_a_downlink(tmp_path: Path)
 
 def test_the_engine_gets_the_scenario_s_discipline() -> None:
     s = load_scenario(TWO_COPIES)
-    for sharing in ("fifo", "fair"):
+    for sharing in ("fifo", "fair", "packets"):
         net = s.network.model_copy(update={"downlink_sharing": sharing})
         scenario = s.model_copy(update={"backend": "model", "network": net})
         nodes = build_topology(scenario).nodes

@@ -74,6 +74,21 @@ def test_a_run_of_the_same_scenario_is_taken_whatever_the_model_cpu_costs(tmp_pa
     check_partner_run(folder, variant(s, "testbed"), "testbed")
 
 
+def test_a_run_is_taken_whatever_the_model_s_sharing_disciplines(tmp_path: Path) -> None:
+    # No real backend reads them: they describe what the real kernel and links do.
+    folder = _as_testbed_run(tmp_path, SCENARIO, "real")
+    shared = SCENARIO.replace(
+        'latency = "10ms"',
+        'latency = "10ms"\nuplink_sharing = "window"\ndownlink_sharing = "packets"',
+    )
+    s = load_scenario(_write(tmp_path, "shared.toml", shared))
+    check_partner_run(folder, variant(s, "testbed"), "testbed")
+    # The network's other fields still count.
+    slower = load_scenario(_write(tmp_path, "slower.toml", shared.replace("10ms", "11ms")))
+    with pytest.raises(GossiplabError, match=r"network\.latency"):
+        check_partner_run(folder, variant(slower, "testbed"), "testbed")
+
+
 def test_a_run_of_another_scenario_or_backend_is_refused_naming_why(tmp_path: Path) -> None:
     folder = _as_testbed_run(tmp_path, SCENARIO, "real")
     other = load_scenario(_write(tmp_path, "other.toml", SCENARIO.replace("seed = 3", "seed = 4")))

@@ -409,6 +409,11 @@ pub enum DownlinkSharing {
     /// Whole RPCs one after the other, in the order their last bytes arrived; an idle
     /// downlink is taken to have read an RPC while it arrived (`Network::read`).
     Fifo,
+    /// One FIFO of the pieces that congestion windows release (`uplink_sharing =
+    /// "window"` or `"shadow"`): each piece is acknowledged once the downlink has read
+    /// it, and acknowledgements coming back wait behind the bytes queued in their
+    /// sender's downlink (`downlink_packets.rs`).
+    Packets,
 }
 
 impl UplinkSharing {
@@ -767,6 +772,13 @@ impl Config {
             return Err(EngineError::config(
                 "cpu.time_slice_ns",
                 "time_slice_ns must be > 0",
+            ));
+        }
+        if net.downlink_sharing == DownlinkSharing::Packets && !net.uplink_sharing.uses_windows() {
+            return Err(EngineError::config(
+                "network.downlink_sharing",
+                "downlink_sharing = \"packets\" reads the pieces that windows release: set \
+                 uplink_sharing = \"window\" or \"shadow\"",
             ));
         }
         for (name, len) in [

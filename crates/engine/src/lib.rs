@@ -19,6 +19,7 @@ pub mod cpu;
 pub mod cpu_use;
 mod dial;
 pub mod downlink;
+mod downlink_packets;
 pub mod error;
 mod event_loop;
 mod faults;

@@ -16,8 +16,9 @@
 //!
 //! The downlink (`network.downlink_sharing`) reads whole RPCs one after the other in the
 //! order they arrived, taking an idle downlink to have read an RPC while it arrived
-//! (`read`), or shares its capacity between the connections it is reading
-//! (`downlink.rs`).
+//! (`read`), shares its capacity between the connections it is reading
+//! (`downlink.rs`), or reads the pieces that windows release as one FIFO, through which
+//! acknowledgements come back too (`read_piece`, `downlink_packets.rs`).
 //!
 //! Connection warm-up (optional): a new connection's congestion window starts at
 //! `initial_window` segments and doubles per round trip while an RPC does not fit in it,
@@ -229,8 +230,11 @@ pub fn pair_loss(base: f64, placement: Option<&Placement>, a: u32, b: u32) -> f6
 pub struct Network {
     upload_bps: Vec<u64>,
     download_bps: Vec<u64>,
-    /// With FIFO downlinks: when each node's downlink has read what reached it.
+    /// With FIFO and packet downlinks: when each node's downlink has read what reached
+    /// it.
     downlink_free: Vec<Time>,
+    /// Packet downlinks: windows' pieces cross them one by one (`downlink_packets.rs`).
+    reads_pieces: bool,
     /// With fair downlinks, one per node (empty when no downlink is limited).
     shared_downlinks: Vec<SharedDownlink>,
     /// RPCs a fair downlink has just read, (link, rpc).
@@ -264,6 +268,7 @@ impl Network {
             upload_bps: config.upload_bps.clone(),
             download_bps: config.download_bps.clone(),
             downlink_free: vec![0; nodes],
+            reads_pieces: config.downlink_sharing == DownlinkSharing::Packets,
             shared_downlinks: shared_downlinks(config),
             read_scratch: Vec::new(),
             last_arrival: vec![0; links],
@@ -410,7 +415,7 @@ impl Network {
 
     /// The RPC's last byte reaches the receiver at `at`, or behind the connection's
     /// previous RPC (in-order delivery).
-    fn arrive(&mut self, link: u32, at: Time) -> Time {
+    pub(crate) fn arrive(&mut self, link: u32, at: Time) -> Time {
         let last = &mut self.last_arrival[link as usize];
         let arrival = at.max(*last);
         *last = arrival;
@@ -445,6 +450,36 @@ impl Network {
         let done = now.max(self.downlink_free[r] + serialization_ns(bytes, self.download_bps[r]));
         self.downlink_free[r] = done;
         done
+    }
+
+    /// Whether windows' pieces cross the downlinks one by one (`downlink_sharing =
+    /// "packets"`).
+    pub fn reads_pieces(&self) -> bool {
+        self.reads_pieces
+    }
+
+    /// With packet downlinks: a piece of `bytes`, written at `up_bps` by its sender,
+    /// had its last byte reach `receiver` at `now`; returns when the downlink has read
+    /// it. Its first byte came the uplink's writing time earlier, so an idle downlink
+    /// reads it from then; a busy one after everything that came before it.
+    pub fn read_piece(&mut self, now: Time, receiver: u32, bytes: u64, up_bps: u64) -> Time {
+        let r = receiver as usize;
+        let bps = self.download_bps[r];
+        if bps == 0 {
+            return now;
+        }
+        let first_byte = now.saturating_sub(serialization_ns(bytes, up_bps));
+        let start = first_byte.max(self.downlink_free[r]);
+        let done = now.max(start + serialization_ns(bytes, bps));
+        self.downlink_free[r] = done;
+        done
+    }
+
+    /// With packet downlinks: when an acknowledgement reaching `node` at `now` has
+    /// crossed its downlink, behind every byte queued there (an acknowledgement's own
+    /// few bytes are not counted).
+    pub fn ack_through(&self, now: Time, node: u32) -> Time {
+        now.max(self.downlink_free[node as usize])
     }
 }
 

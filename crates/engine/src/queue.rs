@@ -111,7 +111,16 @@ pub enum Event {
     /// `node`'s fair downlink may have read RPCs (`downlink.rs`); a read whose
     /// `generation` is not the downlink's is stale and does nothing.
     DownlinkRead { node: u32, generation: u32 },
+    /// A piece a window released on `link` reached the receiver's packet downlink
+    /// (`downlink_packets.rs`); `rpc` is the RPC it ends, or `NO_RPC`.
+    PieceArrive { link: u32, bytes: u32, rpc: u32 },
+    /// The acknowledgement of `bytes` sent on `link` reached the sender's packet
+    /// downlink.
+    AckArrive { link: u32, bytes: u32 },
 }
+
+/// `Event::PieceArrive` of a piece that ends no RPC.
+pub const NO_RPC: u32 = u32::MAX;
 
 impl Event {
     /// Tie-break among simultaneous events: network input first (as Shadow does),
@@ -148,6 +157,8 @@ impl Event {
             Event::PacketRead => 26,
             Event::PublishCalled { .. } => 27,
             Event::DownlinkRead { .. } => 28,
+            Event::PieceArrive { .. } => 29,
+            Event::AckArrive { .. } => 30,
         }
     }
 }

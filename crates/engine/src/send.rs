@@ -159,7 +159,7 @@ impl Simulation {
         }
         let done = self.cpu.run(sender, now, cost);
         self.writer(link).writer_free = done;
-        if self.net.upload_bps(sender) == 0 {
+        if self.skips_transport(sender) {
             self.depart_at(sender, link, rpc, now, done);
             return true;
         }
@@ -306,7 +306,7 @@ impl Simulation {
     /// Hand an RPC ready to go to `link`'s transport (or straight onto the link when the
     /// uplink is unlimited).
     fn hand_to_transport(&mut self, sender: u32, link: u32, rpc: u32, urgent: bool) {
-        if self.net.upload_bps(sender) == 0 {
+        if self.skips_transport(sender) {
             self.depart(sender, link, rpc, self.now());
             return;
         }
@@ -325,6 +325,12 @@ impl Simulation {
         if self.transport.uplinks[sender as usize].current.is_none() {
             self.serve_uplink(sender);
         }
+    }
+
+    /// True if `sender`'s RPCs go straight onto their links: its uplink is unlimited,
+    /// and no packet downlink needs their windows' pieces (`downlink_packets.rs`).
+    fn skips_transport(&self, sender: u32) -> bool {
+        self.net.upload_bps(sender) == 0 && !self.net.reads_pieces()
     }
 
     /// Let `link`'s transport take what its buffer allows from the outbound queue.
@@ -391,16 +397,7 @@ impl Simulation {
 
     /// Like `depart`, for an RPC whose last byte leaves at `sent` (now or later).
     fn depart_at(&mut self, sender: u32, link: u32, rpc: u32, started: Time, sent: Time) {
-        if self.is_down(sender) || self.partitioned(link) {
-            let peer = self.links.peer[link as usize];
-            let reason = if self.is_down(sender) {
-                "sender-down"
-            } else {
-                "partition"
-            };
-            self.count_fault_drop(sender, peer, reason);
-            let spare = self.rpcs.take(rpc);
-            self.rpcs.release(rpc, spare);
+        if self.lost_to_fault(sender, link, rpc) {
             return;
         }
         let latency = self.links.latency[link as usize];
@@ -422,6 +419,24 @@ impl Simulation {
             Event::Receive { link, rpc }
         };
         self.queue.push(arrival, sender, event);
+    }
+
+    /// True if the RPC leaving `sender` on `link` is lost to a fault (its sender down,
+    /// the link partitioned); it is counted and freed.
+    pub(crate) fn lost_to_fault(&mut self, sender: u32, link: u32, rpc: u32) -> bool {
+        if !self.is_down(sender) && !self.partitioned(link) {
+            return false;
+        }
+        let peer = self.links.peer[link as usize];
+        let reason = if self.is_down(sender) {
+            "sender-down"
+        } else {
+            "partition"
+        };
+        self.count_fault_drop(sender, peer, reason);
+        let spare = self.rpcs.take(rpc);
+        self.rpcs.release(rpc, spare);
+        true
     }
 
     /// The queue is full: lose the RPC, keep its GRAFTs and PRUNEs for later.

@@ -169,6 +169,8 @@ impl Simulation {
         match event {
             Event::Arrive { link, rpc } => self.arrive_at_downlink(link, rpc),
             Event::DownlinkRead { node, generation } => self.downlink_read(node, generation),
+            Event::PieceArrive { link, bytes, rpc } => self.piece_arrive(link, bytes, rpc),
+            Event::AckArrive { link, bytes } => self.ack_arrive(link, bytes),
             Event::Receive { link, rpc } => {
                 if self.cpu.charges_receiving() || !self.loops.is_empty() {
                     self.decode(link, rpc);

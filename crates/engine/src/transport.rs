@@ -331,6 +331,11 @@ impl LinkQueue {
         }
     }
 
+    /// Window sharing: true if the transport holds bytes its window has not released.
+    pub fn has_unreleased(&self) -> bool {
+        self.window.as_ref().is_some_and(|w| w.cursor < self.handed)
+    }
+
     /// `bytes` of the head RPC were written; returns the head RPC if it is complete.
     pub fn written(&mut self, bytes: u64) -> Option<u32> {
         self.head_left -= bytes;

@@ -21,6 +21,9 @@
 //! start (`tcp_cong_reno.c`, no check that the window was in use) and never restarts
 //! it after idle. An RPC is written when its connection's transport takes it.
 //!
+//! With packet downlinks (`downlink_sharing = "packets"`) a piece travels on its own
+//! and is acknowledged once the receiver's downlink has read it (`downlink_packets.rs`).
+//!
 //! Events: one per piece written, and one per wait for an acknowledgement or the pacer
 //! when a connection has more to send than its window lets out.
 
@@ -97,7 +100,7 @@ impl Simulation {
     }
 
     /// Have `link` look again at `at`, unless it will already by then.
-    fn wake_window(&mut self, node: u32, link: u32, at: Time) {
+    pub(crate) fn wake_window(&mut self, node: u32, link: u32, at: Time) {
         let w = self.transport.window(link);
         if w.wake_at.is_some_and(|due| due <= at) {
             return;
@@ -143,15 +146,23 @@ impl Simulation {
         let now = self.now();
         let uplink = &mut self.transport.uplinks[node as usize];
         let (link, piece) = uplink.current.take().expect("a piece was being written");
-        let rtt = self.round_trip(link);
-        self.transport.window(link).left(now, piece, rtt);
+        let pieces_cross_downlinks = self.net.reads_pieces();
+        if !pieces_cross_downlinks {
+            let rtt = self.round_trip(link);
+            self.transport.window(link).left(now, piece, rtt);
+        }
         let queue = &mut self.transport.links[link as usize];
         let started = queue.head_started;
-        if let Some(rpc) = queue.written(piece) {
+        let ended = queue.written(piece);
+        if ended.is_some() {
             let w = self.transport.window(link);
             w.cursor -= 1;
             w.written.pop_front();
-            self.depart(node, link, rpc, started);
+        }
+        match ended {
+            _ if pieces_cross_downlinks => self.send_piece(node, link, piece, ended),
+            Some(rpc) => self.depart(node, link, rpc, started),
+            None => {}
         }
         self.hand_over(link);
         self.release(node, link);

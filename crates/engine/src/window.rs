@@ -15,8 +15,9 @@
 //! `cubic_sender.go:isCwndLimited`), so an idle or lightly used connection keeps its
 //! window. No loss is modelled as a congestion event, so the window stays in slow start.
 //!
-//! Acknowledgements are kept per piece of at most 16 KiB that left the uplink, in order,
-//! and applied when the connection next has something to release, or by an event when
+//! Acknowledgements are kept per piece of at most 16 KiB that left the uplink, in order
+//! (with packet downlinks, from when the receiver's downlink read the piece and the
+//! sender's let the acknowledgement through: `downlink_packets.rs`), and applied when the connection next has something to release, or by an event when
 //! it waits for them: events go with pieces and waits, not with packets.
 //!
 //! With `slow_start_after_idle`, a connection with nothing in flight that released
@@ -124,6 +125,13 @@ impl Window {
     /// A piece of `bytes` left the uplink at `now`; its acknowledgement comes `rtt` later.
     pub fn left(&mut self, now: Time, bytes: u64, rtt: Time) {
         self.acks.push_back((now + rtt, bytes));
+    }
+
+    /// The acknowledgement of `bytes` reaches the sender at `at` (packet downlinks:
+    /// `downlink_packets.rs`); they come in order.
+    pub fn acknowledged_at(&mut self, at: Time, bytes: u64) {
+        debug_assert!(self.acks.back().is_none_or(|&(last, _)| last <= at));
+        self.acks.push_back((at, bytes));
     }
 
     /// Linux's restart after idle: nothing in flight and nothing released for longer

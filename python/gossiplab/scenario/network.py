@@ -235,9 +235,11 @@ class NetworkConfig(Section):
     uplink_sharing: Literal["fair", "fifo", "window", "shadow"] = "fair"
     # How a node's limited downlink serves the connections arriving on it: "fair" (the
     # connections being read share it equally, as the packets of concurrent connections
-    # interleave in a real link's queue) or "fifo" (whole RPCs one after the other, in
-    # arrival order). See docs/network.md.
-    downlink_sharing: Literal["fair", "fifo"] = "fair"
+    # interleave in a real link's queue), "fifo" (whole RPCs one after the other, in
+    # arrival order) or "packets" (one FIFO of the pieces windows release, which
+    # acknowledgements cross too; needs uplink_sharing "window" or "shadow"). See
+    # docs/network.md.
+    downlink_sharing: Literal["fair", "fifo", "packets"] = "fair"
     # Bytes per connection the transport takes from the 32-RPC outbound queue (yamux's
     # initial stream window); what it took can no longer be overtaken by IDONTWANT.
     send_buffer: Size = Field(default=256 * 1024, ge=0)
@@ -299,6 +301,13 @@ class NetworkConfig(Section):
                 )
             seen.add(node_class.name)
         problems += _shadow_problems(self)
+        if self.downlink_sharing == "packets" and self.uplink_sharing not in ("window", "shadow"):
+            message = (
+                f'"packets" reads the pieces that congestion windows release, but '
+                f'uplink_sharing = "{self.uplink_sharing}" has no windows'
+            )
+            fix = 'set uplink_sharing = "window" (Linux or QUIC) or "shadow"'
+            problems.append(Problem("downlink_sharing", message, fix))
         if self.pacing and self.initial_window == 0:
             message = "paces the congestion window, but initial_window = 0 turns it off"
             fix = "set initial_window (28 for QUIC) or pacing = false"

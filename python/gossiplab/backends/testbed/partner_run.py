@@ -3,7 +3,8 @@
 Real runs take time and a quiet machine, and the model changes more often than the real
 code does: after a change of the model, the same real run can be compared again. The run
 is taken only if it is of the same scenario as the one checked, section by section,
-leaving out what only the model reads (its CPU costs, `[cpu]`), and only if it was run on
+leaving out what only the model reads (its CPU costs, `[cpu]`; how it shares uplinks and
+downlinks, `network.uplink_sharing` and `downlink_sharing`), and only if it was run on
 the partner backend. It is copied into the crosscheck's folder, which stays whole. A
 crosscheck taken up again (`--resume`) keeps the real runs it finished in its folder,
 checked the same way.
@@ -31,8 +32,11 @@ from gossiplab.analysis.results import (
 from gossiplab.errors import GossiplabError
 from gossiplab.scenario import Scenario, scenario_to_toml
 
-# Sections only the model reads: a real run made before they changed still holds.
+# Sections and fields only the model reads: a real run made before they changed still
+# holds. The sharing disciplines are the model's descriptions of what the real kernel and
+# links do; no real backend reads them.
 MODEL_ONLY = ("cpu",)
+MODEL_ONLY_FIELDS = {"network": ("uplink_sharing", "downlink_sharing")}
 
 
 def _shown(value: Any) -> str:
@@ -56,7 +60,11 @@ def differences(here: dict[str, Any], there: dict[str, Any], prefix: str = "") -
 
 def _comparable(toml_text: str) -> dict[str, Any]:
     data = tomllib.loads(toml_text)
-    return {k: v for k, v in data.items() if k not in MODEL_ONLY}
+    kept = {k: v for k, v in data.items() if k not in MODEL_ONLY}
+    for section, fields in MODEL_ONLY_FIELDS.items():
+        if isinstance(kept.get(section), dict):
+            kept[section] = {k: v for k, v in kept[section].items() if k not in fields}
+    return kept
 
 
 def check_partner_run(folder: Path, expected: Scenario, partner: str) -> None:
