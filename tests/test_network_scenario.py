@@ -201,7 +201,11 @@ MALFORMED: list[tuple[str, dict[str, Any], str]] = [
     ("negative-initial-window", {"initial_window": -1}, "network.initial_window"),
     ("pacing-without-window", {"initial_window": 0, "pacing": True}, "network.pacing"),
     ("negative-connect-round-trips", {"connect_round_trips": -1}, "network.connect_round_trips"),
-    ("packets-without-windows", {"downlink_sharing": "packets"}, "network.downlink_sharing"),
+    (
+        "packets-without-windows",
+        {"downlink_sharing": "packets", "uplink_sharing": "fifo"},
+        "network.downlink_sharing",
+    ),
     ("unknown-downlink-sharing", {"downlink_sharing": "fq"}, "network.downlink_sharing"),
 ]
 

@@ -409,10 +409,10 @@ pub enum DownlinkSharing {
     /// Whole RPCs one after the other, in the order their last bytes arrived; an idle
     /// downlink is taken to have read an RPC while it arrived (`Network::read`).
     Fifo,
-    /// One FIFO of the pieces that congestion windows release (`uplink_sharing =
-    /// "window"` or `"shadow"`): each piece is acknowledged once the downlink has read
-    /// it, and acknowledgements coming back wait behind the bytes queued in their
-    /// sender's downlink (`downlink_packets.rs`).
+    /// One FIFO of the pieces that congestion windows release (every uplink sharing but
+    /// `Fifo`; `Fair` then serves windows in turns): each piece is acknowledged once the
+    /// downlink has read it, and acknowledgements coming back wait behind the bytes
+    /// queued in their sender's downlink (`downlink_packets.rs`).
     Packets,
 }
 
@@ -774,11 +774,14 @@ impl Config {
                 "time_slice_ns must be > 0",
             ));
         }
-        if net.downlink_sharing == DownlinkSharing::Packets && !net.uplink_sharing.uses_windows() {
+        if net.downlink_sharing == DownlinkSharing::Packets
+            && net.uplink_sharing == UplinkSharing::Fifo
+        {
             return Err(EngineError::config(
                 "network.downlink_sharing",
-                "downlink_sharing = \"packets\" reads the pieces that windows release: set \
-                 uplink_sharing = \"window\" or \"shadow\"",
+                "downlink_sharing = \"packets\" reads the pieces that windows release, and \
+                 uplink_sharing = \"fifo\" writes whole RPCs: set uplink_sharing = \"fair\", \
+                 \"window\" or \"shadow\"",
             ));
         }
         for (name, len) in [

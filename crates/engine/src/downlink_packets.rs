@@ -1,6 +1,7 @@
 //! Limited downlinks read as one packet FIFO, acknowledgements included
-//! (`network.downlink_sharing = "packets"`, with `uplink_sharing = "window"` or
-//! `"shadow"`).
+//! (`network.downlink_sharing = "packets"`). Every sender then releases through
+//! congestion windows (`uplink_window.rs`; a `"fair"` uplink serves them in turns, an
+//! unlimited one writes what they allow at once).
 //!
 //! A real downlink queues packets: the testbed's is HTB with a 10,000-packet `pfifo`
 //! (`netns.py`), simnet's a FIFO link. Two things follow that whole RPCs cannot show:
@@ -28,8 +29,9 @@
 //!
 //! Simplified: acknowledgements take no room in the queue they cross (about 2 % of the
 //! data's bytes: one 66-byte frame per two 1,514-byte ones), the queue never drops
-//! (the testbed's holds 14.6 MB), and the receiver acknowledges each piece at once
-//! (no delayed acknowledgements).
+//! (the testbed's holds 14.6 MB), the receiver acknowledges each piece at once (no
+//! delayed acknowledgements), and yamux's window updates (`cpu.event_loop`) travel
+//! their link's latency without crossing the downlink.
 //!
 //! Events: two per piece (its arrival, its acknowledgement's), instead of one per RPC.
 
@@ -66,11 +68,10 @@ impl Simulation {
         let l = link as usize;
         let (sender, receiver) = (self.links.owner[l], self.links.peer[l]);
         let up_bps = self.net.upload_bps(sender);
-        let read = self
-            .net
-            .read_piece(now, receiver, u64::from(bytes), up_bps);
+        let read = self.net.read_piece(now, receiver, u64::from(bytes), up_bps);
         if rpc != NO_RPC {
-            self.queue.push(read, receiver, Event::Receive { link, rpc });
+            self.queue
+                .push(read, receiver, Event::Receive { link, rpc });
         }
         let back = self.links.latency[self.links.reverse[l] as usize];
         self.queue

@@ -84,7 +84,7 @@ impl Simulation {
     /// receiver's downlink.
     pub(crate) fn reads_packets(&self, link: u32) -> bool {
         let reads_cost = self.cpu.charges_receiving() || !self.loops.is_empty();
-        if !reads_cost || !self.cpu.time_sliced() || self.transport.sharing.uses_windows() {
+        if !reads_cost || !self.cpu.time_sliced() || self.transport.windows {
             return false;
         }
         let sender = self.links.owner[link as usize];

@@ -314,7 +314,7 @@ impl Simulation {
         let was_idle = queue.rpcs.is_empty();
         queue.push(rpc, urgent);
         self.hand_over(link);
-        if self.transport.sharing.uses_windows() {
+        if self.transport.windows {
             self.release(sender, link);
             return;
         }
@@ -368,7 +368,7 @@ impl Simulation {
 
     /// The uplink finished a chunk: maybe an RPC leaves, then the next connection's turn.
     pub(crate) fn uplink_done(&mut self, node: u32) {
-        if self.transport.sharing.uses_windows() {
+        if self.transport.windows {
             self.piece_done(node);
             return;
         }
@@ -401,7 +401,7 @@ impl Simulation {
             return;
         }
         let latency = self.links.latency[link as usize];
-        let windowed = self.transport.sharing.uses_windows() && self.net.upload_bps(sender) > 0;
+        let windowed = self.transport.windows && self.net.upload_bps(sender) > 0;
         let r = self.rpcs.get_mut(rpc);
         // Served in turn with the other connections, its bytes left over the whole of
         // its writing; released by windows, a window's pieces may leave back to back.

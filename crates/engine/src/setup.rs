@@ -2,7 +2,7 @@
 //! first events: every connection's hello, the heartbeats, the first publication.
 
 use crate::aggregate::Aggregates;
-use crate::config::{Config, Misbehaviour, OutputMode};
+use crate::config::{Config, DownlinkSharing, Misbehaviour, OutputMode};
 use crate::cpu::Cpu;
 use crate::error::EngineError;
 use crate::event_loop::NodeLoop;
@@ -79,6 +79,7 @@ impl Simulation {
                 links.len(),
                 config.network.uplink_sharing,
                 config.network.send_buffer_bytes,
+                config.network.downlink_sharing == DownlinkSharing::Packets,
             )
             .with_initial_window(initial_window_bytes(config.network.initial_window_segments)),
             proto: config.protocol.clone(),

@@ -46,7 +46,12 @@
 //! - shadow: Shadow's stack, windows as with window sharing, the queue ordered by when
 //!   the bytes were written (`uplink_window.rs`).
 //!
-//! With unlimited upload capacity nothing ever waits and RPCs leave at once.
+//! With packet downlinks (`downlink_sharing = "packets"`, `downlink_packets.rs`) fair
+//! sharing goes through windows too: each connection releases what its window allows,
+//! and the uplink serves the connections with released pieces in turn, a piece each.
+//!
+//! With unlimited upload capacity nothing ever waits and RPCs leave at once (with packet
+//! downlinks, at once as their windows allow).
 
 use std::collections::VecDeque;
 
@@ -358,6 +363,8 @@ pub struct Uplink {
     /// Window sharing: the pieces the connections released, in the order the uplink
     /// writes them.
     pub(crate) pieces: VecDeque<Piece>,
+    /// Windows served in turns: the turn of the piece written last.
+    pub(crate) turn: u64,
 }
 
 /// A piece a connection released into its uplink (window sharing).
@@ -365,26 +372,40 @@ pub struct Uplink {
 pub struct Piece {
     pub link: u32,
     pub bytes: u64,
-    /// When its bytes were written, as an order across the node's connections (Shadow
-    /// sharing; 0 otherwise).
-    pub written: u64,
+    /// Its place in the uplink's order (`PieceOrder`): when its bytes were written
+    /// across the node's connections (Shadow), or its connection's turn (turns); 0 in
+    /// release order.
+    pub key: u64,
+}
+
+/// The order in which an uplink writes the pieces its connections' windows release.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PieceOrder {
+    /// As released, across connections: one FIFO (`uplink_sharing = "window"`).
+    Released,
+    /// By when their bytes were written (`"shadow"`, see `Uplink::queue_piece`).
+    Written,
+    /// The connections with pieces in turn, a piece each (`"fair"` with windows).
+    Turns,
 }
 
 impl Uplink {
-    /// Queue a released piece: last, or (`by_write`) behind every piece written no later
-    /// than it and ahead of those written after it. Shadow's interface takes the packet
-    /// whose data was written first across its sockets with packets in their windows
+    /// Queue a released piece: last (`Released`), or behind every piece whose key is no
+    /// larger than its own and ahead of the others. In turns, each connection's next
+    /// piece takes the turn after its last one, or the turn being written if it had
+    /// fallen behind, so the connections' pieces alternate. Shadow's interface takes the
+    /// packet whose data was written first across its sockets with packets in their windows
     /// (`network_interface.c:_networkinterface_selectFirstInFirstOut`, in 3.3
     /// `interface.rs`: a min-heap of sockets keyed by their head packet's priority, a
     /// host-wide counter taken when `tcp.c:tcp_sendUserData` makes the packet).
-    pub fn queue_piece(&mut self, piece: Piece, by_write: bool) {
-        let at = if by_write {
+    pub fn queue_piece(&mut self, piece: Piece, order: PieceOrder) {
+        let at = if order == PieceOrder::Released {
+            self.pieces.len()
+        } else {
             self.pieces
                 .iter()
-                .rposition(|p| p.written <= piece.written)
+                .rposition(|p| p.key <= piece.key)
                 .map_or(0, |i| i + 1)
-        } else {
-            self.pieces.len()
         };
         self.pieces.insert(at, piece);
     }
@@ -394,6 +415,9 @@ pub struct Transport {
     pub links: Vec<LinkQueue>,
     pub uplinks: Vec<Uplink>,
     pub sharing: UplinkSharing,
+    /// Whether connections release through congestion windows (`uplink_window.rs`):
+    /// window and Shadow sharing, and fair sharing over packet downlinks.
+    pub windows: bool,
     /// Bytes a connection's transport takes from its queue (`send_buffer_bytes`).
     pub buffer: u64,
     /// A new connection's congestion window in bytes (window sharing).
@@ -403,11 +427,20 @@ pub struct Transport {
 }
 
 impl Transport {
-    pub fn new(nodes: usize, links: usize, sharing: UplinkSharing, buffer: u64) -> Self {
+    /// `packet_downlinks`: the downlinks read windows' pieces (`downlink_packets.rs`),
+    /// so fair sharing goes through windows too.
+    pub fn new(
+        nodes: usize,
+        links: usize,
+        sharing: UplinkSharing,
+        buffer: u64,
+        packet_downlinks: bool,
+    ) -> Self {
         Self {
             links: (0..links).map(|_| LinkQueue::default()).collect(),
             uplinks: (0..nodes).map(|_| Uplink::default()).collect(),
             sharing,
+            windows: sharing.uses_windows() || (packet_downlinks && sharing == UplinkSharing::Fair),
             buffer,
             initial_window: 0,
             written: 0,
@@ -421,6 +454,15 @@ impl Transport {
             self.written += 1;
             let order = self.written;
             self.window(link).written.push_back(order);
+        }
+    }
+
+    /// The order in which an uplink writes its connections' released pieces.
+    pub fn piece_order(&self) -> PieceOrder {
+        match self.sharing {
+            UplinkSharing::Shadow => PieceOrder::Written,
+            UplinkSharing::Fair => PieceOrder::Turns,
+            _ => PieceOrder::Released,
         }
     }
 
@@ -556,23 +598,50 @@ mod tests {
     }
 
     #[test]
+    fn pieces_in_turns_alternate_between_connections() {
+        // Connection 0 released three pieces (turns 1-3) and the uplink writes turn 1;
+        // connection 1, which had fallen behind, releases two: they take turns 1 and 2
+        // and go behind connection 0's pieces of the same turn.
+        let mut uplink = Uplink::default();
+        let mut windows = [Window::new(0), Window::new(0)];
+        let mut release = |uplink: &mut Uplink, link: u32| {
+            let key = windows[link as usize].next_turn(uplink.turn);
+            let piece = Piece {
+                link,
+                bytes: 100,
+                key,
+            };
+            uplink.queue_piece(piece, PieceOrder::Turns);
+        };
+        for _ in 0..3 {
+            release(&mut uplink, 0);
+        }
+        let first = uplink.pieces.pop_front().unwrap();
+        uplink.turn = first.key;
+        release(&mut uplink, 1);
+        release(&mut uplink, 1);
+        let order: Vec<(u32, u64)> = uplink.pieces.iter().map(|p| (p.link, p.key)).collect();
+        assert_eq!(order, [(1, 1), (0, 2), (1, 2), (0, 3)]);
+    }
+
+    #[test]
     fn pieces_queue_by_write_order_or_by_release() {
-        let piece = |link, written| Piece {
+        let piece = |link, key| Piece {
             link,
             bytes: 100,
-            written,
+            key,
         };
         let mut uplink = Uplink::default();
         for p in [piece(0, 1), piece(1, 3), piece(1, 3), piece(2, 5)] {
-            uplink.queue_piece(p, true);
+            uplink.queue_piece(p, PieceOrder::Written);
         }
         // Written second: behind the first write, ahead of the later ones.
-        uplink.queue_piece(piece(3, 2), true);
+        uplink.queue_piece(piece(3, 2), PieceOrder::Written);
         // Written with the third: behind its pieces already queued.
-        uplink.queue_piece(piece(1, 3), true);
+        uplink.queue_piece(piece(1, 3), PieceOrder::Written);
         let links: Vec<u32> = uplink.pieces.iter().map(|p| p.link).collect();
         assert_eq!(links, [0, 3, 1, 1, 1, 2]);
-        uplink.queue_piece(piece(4, 0), false);
+        uplink.queue_piece(piece(4, 0), PieceOrder::Released);
         assert_eq!(
             uplink.pieces.back().map(|p| p.link),
             Some(4),

@@ -31,7 +31,7 @@ use crate::config::{Time, UplinkSharing};
 use crate::network::{serialization_ns, MAX_CWND};
 use crate::queue::Event;
 use crate::sim::Simulation;
-use crate::transport::{Piece, Transport};
+use crate::transport::{Piece, PieceOrder, Transport};
 use crate::window::{Growth, Window};
 
 impl Simulation {
@@ -63,7 +63,7 @@ impl Simulation {
         let now = self.now();
         let rtt = self.round_trip(link);
         let pacing = self.net.pacing();
-        let by_write = self.transport.sharing == UplinkSharing::Shadow;
+        let order = self.transport.piece_order();
         self.update_window(link, now, rtt);
         let rpcs = &self.rpcs;
         let Transport { links, uplinks, .. } = &mut self.transport;
@@ -78,12 +78,13 @@ impl Simulation {
             let written = w.next_written();
             match next_piece(w, now, rtt, pacing) {
                 Ok(bytes) => {
-                    let piece = Piece {
-                        link,
-                        bytes,
-                        written,
+                    let uplink = &mut uplinks[node as usize];
+                    let key = match order {
+                        PieceOrder::Written => written,
+                        PieceOrder::Turns => w.next_turn(uplink.turn),
+                        PieceOrder::Released => 0,
                     };
-                    uplinks[node as usize].queue_piece(piece, by_write);
+                    uplink.queue_piece(Piece { link, bytes, key }, order);
                 }
                 Err(at) => {
                     wake = at;
@@ -123,11 +124,14 @@ impl Simulation {
     fn serve_pieces(&mut self, node: u32) {
         let uplink = &mut self.transport.uplinks[node as usize];
         let Some(Piece {
-            link, bytes: piece, ..
+            link,
+            bytes: piece,
+            key,
         }) = uplink.pieces.pop_front()
         else {
             return;
         };
+        uplink.turn = key;
         uplink.current = Some((link, piece));
         let now = self.now();
         let queue = &mut self.transport.links[link as usize];

@@ -68,6 +68,8 @@ pub struct Window {
     pace_at: Time,
     /// When a `WindowOpen` event is due for this connection, if any.
     pub(crate) wake_at: Option<Time>,
+    /// Fair sharing with windows: the uplink turn of the last piece it released.
+    last_turn: u64,
     /// Shadow sharing: when each RPC the transport holds was written (`Transport`'s
     /// order), oldest first; empty otherwise.
     pub(crate) written: VecDeque<u64>,
@@ -86,6 +88,7 @@ impl Window {
             pace_budget: u64::MAX,
             pace_at: 0,
             wake_at: None,
+            last_turn: 0,
             written: VecDeque::new(),
         }
     }
@@ -115,6 +118,14 @@ impl Window {
     /// The key, in the order of writing, of the piece released next (Shadow sharing).
     pub fn next_written(&self) -> u64 {
         self.written.get(self.cursor as usize).copied().unwrap_or(0)
+    }
+
+    /// The turn of the piece released now, the uplink writing turn `serving` (fair
+    /// sharing with windows): the one after the connection's last, or `serving` if it
+    /// fell behind (it had nothing to send for a while).
+    pub fn next_turn(&mut self, serving: u64) -> u64 {
+        self.last_turn = (self.last_turn + 1).max(serving);
+        self.last_turn
     }
 
     /// When the next acknowledgement reaches the sender, if one is on its way.

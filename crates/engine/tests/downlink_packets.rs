@@ -14,9 +14,12 @@ use serde_json::{json, Value};
 const DOWN_BPS: u64 = 10_000_000;
 const NS_PER_BYTE: u64 = 800;
 
+/// Uplink disciplines with windows: their pieces cross packet downlinks.
+const WINDOWED: [&str; 3] = ["fair", "window", "shadow"];
+
 /// Floodsub on a line 1 - 0 - 2 with 20 ms links; `network` patches the network.
 fn line_run(network: Value, schedule: &gossiplab_engine::Schedule) -> Simulation {
-    let patch = json!({ "network": merged(json!({"uplink_sharing": "window"}), network) });
+    let patch = json!({ "network": network });
     let c = config(3, "floodsub", 20 * MS, 10 * S, 1, patch);
     let edges = [(0, 1), (0, 2)];
     let props = EdgeProperties {
@@ -48,16 +51,24 @@ fn an_open_window_reaches_a_slow_downlink_at_once_and_is_read_piece_after_piece(
     // Node 0 sends 1 MB to node 1 through node 1's 10 Mbit downlink, the window open
     // (no slow start) and the uplink unlimited: every piece arrives one latency after
     // the publication and the downlink reads them back to back, a byte per 800 ns.
-    let network = json!({
-        "initial_window_segments": 0,
-        "downlink_sharing": "packets",
-        "download_bps": [0, DOWN_BPS, 0],
-    });
-    let sim = line_run(network, &messages(0, S, 0, 1, 1_000_000));
-    let copy = copy_bytes(&sim, 0, 2);
-    assert_eq!(receipt(&sim, 0, 1) - S, 20 * MS + copy * NS_PER_BYTE);
-    // Node 2's downlink is unlimited: one latency.
-    assert_eq!(receipt(&sim, 0, 2) - S, 20 * MS);
+    for uplink in WINDOWED {
+        let network = json!({
+            "initial_window_segments": 0,
+            "slow_start_after_idle": uplink != "shadow",
+            "uplink_sharing": uplink,
+            "downlink_sharing": "packets",
+            "download_bps": [0, DOWN_BPS, 0],
+        });
+        let sim = line_run(network, &messages(0, S, 0, 1, 1_000_000));
+        let copy = copy_bytes(&sim, 0, 2);
+        assert_eq!(
+            receipt(&sim, 0, 1) - S,
+            20 * MS + copy * NS_PER_BYTE,
+            "{uplink}"
+        );
+        // Node 2's downlink is unlimited: one latency.
+        assert_eq!(receipt(&sim, 0, 2) - S, 20 * MS, "{uplink}");
+    }
 }
 
 #[test]
@@ -73,6 +84,7 @@ fn slow_start_is_clocked_by_the_downlink_it_fills() {
         json!({
             "initial_window_segments": 10,
             "slow_start_after_idle": false,
+            "uplink_sharing": "fair",
             "downlink_sharing": sharing,
             "download_bps": [0, DOWN_BPS, 0],
         })
@@ -100,27 +112,49 @@ fn acknowledgements_wait_behind_the_senders_downlink_queue() {
         messages(0, S, 0, 1, 2_000_000),
         messages(2, S, 0, 1, 1_000_000),
     );
-    let network = |sharing: &str| {
+    let network = |uplink: &str, downlink: &str| {
         json!({
             "initial_window_segments": 1000,
             "slow_start_after_idle": false,
-            "downlink_sharing": sharing,
+            "uplink_sharing": uplink,
+            "downlink_sharing": downlink,
             "download_bps": [DOWN_BPS, 0, 0],
         })
     };
-    let sim = line_run(network("packets"), &schedule);
-    let has_copy = receipt(&sim, 1, 0);
-    assert_eq!(has_copy, S + 20 * MS + copy_bytes(&sim, 2, 1) * NS_PER_BYTE);
-    assert_eq!(receipt(&sim, 0, 1), has_copy + 20 * MS);
+    for uplink in WINDOWED {
+        let sim = line_run(network(uplink, "packets"), &schedule);
+        let has_copy = receipt(&sim, 1, 0);
+        let read = copy_bytes(&sim, 2, 1) * NS_PER_BYTE;
+        assert_eq!(has_copy, S + 20 * MS + read, "{uplink}");
+        assert_eq!(receipt(&sim, 0, 1), has_copy + 20 * MS, "{uplink}");
+    }
     // Whole-RPC downlinks take acknowledgements to come back a round trip after the
     // bytes left: the second window leaves at 1.04 s and arrives at 1.06 s.
-    let fair = line_run(network("fair"), &schedule);
+    let fair = line_run(network("window", "fair"), &schedule);
     assert_eq!(receipt(&fair, 0, 1), S + 60 * MS);
 }
 
 #[test]
-fn packets_need_window_sharing() {
-    let patch = json!({"network": {"downlink_sharing": "packets"}});
+fn a_fair_uplink_serves_the_windows_in_turns_a_piece_each() {
+    // The hub writes 200 kB to each of two leaves (10 ms links, windows open, 10 bytes a
+    // microsecond). In turns the two copies' pieces alternate, so the first copy is done
+    // once all but the second's last piece are written; one FIFO of pieces in release
+    // order writes the first copy whole, then the second.
+    let network = json!({"initial_window_segments": 0, "downlink_sharing": "packets"});
+    let (mut turns, wire) = star_uplink_run(&[10 * MS; 2], 200_000, "fair", network.clone());
+    turns.sort_unstable();
+    let last_piece = wire % (16 * 1024);
+    assert_eq!(turns[0], uplink_write_ns(2 * wire - last_piece) + 10 * MS);
+    assert_eq!(turns[1], uplink_write_ns(2 * wire) + 10 * MS);
+    let (mut fifo, _) = star_uplink_run(&[10 * MS; 2], 200_000, "window", network);
+    fifo.sort_unstable();
+    assert_eq!(fifo[0], uplink_write_ns(wire) + 10 * MS);
+    assert_eq!(fifo[1], uplink_write_ns(2 * wire) + 10 * MS);
+}
+
+#[test]
+fn packets_need_windows_which_a_fifo_of_whole_rpcs_has_not() {
+    let patch = json!({"network": {"downlink_sharing": "packets", "uplink_sharing": "fifo"}});
     let value = config_json(2, "floodsub", 0, S, 1, patch);
     match Config::from_json(&value.to_string()) {
         Err(EngineError::Config { field, message }) => {

@@ -236,8 +236,8 @@ class NetworkConfig(Section):
     # How a node's limited downlink serves the connections arriving on it: "fair" (the
     # connections being read share it equally, as the packets of concurrent connections
     # interleave in a real link's queue), "fifo" (whole RPCs one after the other, in
-    # arrival order) or "packets" (one FIFO of the pieces windows release, which
-    # acknowledgements cross too; needs uplink_sharing "window" or "shadow"). See
+    # arrival order) or "packets" (one FIFO of the pieces congestion windows release,
+    # which acknowledgements cross too; not with uplink_sharing = "fifo"). See
     # docs/network.md.
     downlink_sharing: Literal["fair", "fifo", "packets"] = "fair"
     # Bytes per connection the transport takes from the 32-RPC outbound queue (yamux's
@@ -301,12 +301,12 @@ class NetworkConfig(Section):
                 )
             seen.add(node_class.name)
         problems += _shadow_problems(self)
-        if self.downlink_sharing == "packets" and self.uplink_sharing not in ("window", "shadow"):
+        if self.downlink_sharing == "packets" and self.uplink_sharing == "fifo":
             message = (
-                f'"packets" reads the pieces that congestion windows release, but '
-                f'uplink_sharing = "{self.uplink_sharing}" has no windows'
+                '"packets" reads the pieces that congestion windows release, but '
+                'uplink_sharing = "fifo" writes whole RPCs without windows'
             )
-            fix = 'set uplink_sharing = "window" (Linux or QUIC) or "shadow"'
+            fix = 'set uplink_sharing = "fair" (the default), "window" or "shadow"'
             problems.append(Problem("downlink_sharing", message, fix))
         if self.pacing and self.initial_window == 0:
             message = "paces the congestion window, but initial_window = 0 turns it off"
