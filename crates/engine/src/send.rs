@@ -304,7 +304,7 @@ impl Simulation {
     }
 
     /// Hand an RPC ready to go to `link`'s transport (or straight onto the link when the
-    /// uplink is unlimited).
+    /// uplink is unlimited and no packet downlink needs its windows).
     fn hand_to_transport(&mut self, sender: u32, link: u32, rpc: u32, urgent: bool) {
         if self.skips_transport(sender) {
             self.depart(sender, link, rpc, self.now());

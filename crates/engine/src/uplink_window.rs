@@ -22,7 +22,10 @@
 //! it after idle. An RPC is written when its connection's transport takes it.
 //!
 //! With packet downlinks (`downlink_sharing = "packets"`) a piece travels on its own
-//! and is acknowledged once the receiver's downlink has read it (`downlink_packets.rs`).
+//! and is acknowledged once the receiver's downlink has read it (`downlink_packets.rs`),
+//! and `"fair"` uplinks release through windows too, the queue ordered by turns: each
+//! connection's next piece goes behind one piece of every other connection with pieces
+//! queued (`transport.rs:PieceOrder::Turns`).
 //!
 //! Events: one per piece written, and one per wait for an acknowledgement or the pacer
 //! when a connection has more to send than its window lets out.
