@@ -30,8 +30,9 @@
 //! Simplified: acknowledgements take no room in the queue they cross (about 2 % of the
 //! data's bytes: one 66-byte frame per two 1,514-byte ones), the queue never drops
 //! (the testbed's holds 14.6 MB), the receiver acknowledges each piece at once (no
-//! delayed acknowledgements), and yamux's window updates (`cpu.event_loop`) travel
-//! their link's latency without crossing the downlink.
+//! delayed acknowledgements). yamux's window updates (`cpu.event_loop`), data frames
+//! of the reverse direction, cross the downlink as acknowledgements do
+//! (`update_arrive`).
 //!
 //! Events: two per piece (its arrival, its acknowledgement's), instead of one per RPC.
 
@@ -90,5 +91,17 @@ impl Simulation {
         if self.transport.links[link as usize].has_unreleased() {
             self.wake_window(sender, link, at);
         }
+    }
+
+    /// A yamux window update for `stream` reached the stream's sender: it applies once
+    /// the sender's downlink let it through.
+    pub(crate) fn update_arrive(&mut self, stream: u32, delta: u32) {
+        let sender = self.links.owner[stream as usize];
+        let at = self.net.ack_through(self.now(), sender);
+        let update = Event::WindowUpdate {
+            link: stream,
+            delta,
+        };
+        self.queue.push(at, sender, update);
     }
 }

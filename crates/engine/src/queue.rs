@@ -117,6 +117,9 @@ pub enum Event {
     /// The acknowledgement of `bytes` sent on `link` reached the sender's packet
     /// downlink.
     AckArrive { link: u32, bytes: u32 },
+    /// A yamux window update of `delta` bytes for `link`'s stream reached its sender's
+    /// packet downlink (`downlink_packets.rs`); it becomes a `WindowUpdate` once through.
+    UpdateArrive { link: u32, delta: u32 },
 }
 
 /// `Event::PieceArrive` of a piece that ends no RPC.
@@ -159,6 +162,7 @@ impl Event {
             Event::DownlinkRead { .. } => 28,
             Event::PieceArrive { .. } => 29,
             Event::AckArrive { .. } => 30,
+            Event::UpdateArrive { .. } => 31,
         }
     }
 }

@@ -267,14 +267,19 @@ impl Simulation {
         if rpc == WINDOW_UPDATE {
             let (stream, delta) = yamux.updates.pop_front().expect("the update written");
             let at = self.now() + self.links.latency[link as usize];
-            self.queue.push(
-                at,
-                sender,
+            // Through a packet downlink it waits behind what is queued there.
+            let event = if self.net.reads_pieces() {
+                Event::UpdateArrive {
+                    link: stream,
+                    delta,
+                }
+            } else {
                 Event::WindowUpdate {
                     link: stream,
                     delta,
-                },
-            );
+                }
+            };
+            self.queue.push(at, sender, event);
         } else {
             self.hand_to_transport(sender, link, rpc, urgent);
         }

@@ -171,6 +171,7 @@ impl Simulation {
             Event::DownlinkRead { node, generation } => self.downlink_read(node, generation),
             Event::PieceArrive { link, bytes, rpc } => self.piece_arrive(link, bytes, rpc),
             Event::AckArrive { link, bytes } => self.ack_arrive(link, bytes),
+            Event::UpdateArrive { link, delta } => self.update_arrive(link, delta),
             Event::Receive { link, rpc } => {
                 if self.cpu.charges_receiving() || !self.loops.is_empty() {
                     self.decode(link, rpc);

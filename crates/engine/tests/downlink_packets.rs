@@ -164,3 +164,59 @@ fn packets_need_windows_which_a_fifo_of_whole_rpcs_has_not() {
         other => panic!("not refused: {:?}", other.err()),
     }
 }
+
+/// Node 0 bursts 400 RPCs of 1,000 bytes at 100 ms to node 2 through yamux's 256 KiB
+/// stream window (event loop on hosts of two nodes, open TCP windows, 10 ms links)
+/// while node 3 sends node 0 one 20 kB copy; node 0 reads through `node0_down` bit/s.
+/// Node 2's receipts of node 0's messages, in order, and node 0's of node 3's.
+fn burst_behind_a_copy(node0_down: u64) -> (Vec<u64>, u64) {
+    let cpu = json!({
+        "nodes_per_host": 2, "cores": 1, "time_slice_ns": 100 * MS,
+        "per_rpc_received_ns": 10 * US, "event_loop": true,
+    });
+    let network = json!({
+        "initial_window_segments": 0, "downlink_sharing": "packets",
+        "download_bps": [node0_down, 0, 0, 0],
+    });
+    let c = config(
+        4,
+        "floodsub",
+        10 * MS,
+        2 * S,
+        1,
+        json!({"cpu": cpu, "network": network}),
+    );
+    let schedule = then(
+        messages(3, 100 * MS, 0, 1, 20_000),
+        messages(0, 100 * MS, US, 400, 1000),
+    );
+    let mut sim = Simulation::new(&c, &[(0, 2), (3, 0)], &schedule).unwrap();
+    sim.run();
+    let d = &sim.output().deliveries;
+    let mut burst: Vec<u64> = (0..d.msg.len())
+        .filter(|&i| d.node[i] == 2 && d.msg[i] > 0)
+        .map(|i| d.t_ns[i] as u64)
+        .collect();
+    burst.sort_unstable();
+    (burst, receipt(&sim, 0, 0))
+}
+
+#[test]
+fn a_yamux_window_update_waits_behind_the_senders_downlink_queue() {
+    // Node 2 grants the window back once it has read half of it (util.go:GrowTo), about
+    // 11 ms after the burst; the update reaches node 0 10 ms later, where node 3's copy
+    // (at 1 Mbit: 160 ms of reading from 110 ms) fills the downlink: the update comes
+    // through when node 0 has that copy, so node 2 gets nothing more of the burst until
+    // one latency after that. With node 0's downlink unlimited, it comes 20 ms later.
+    let (burst, has_copy) = burst_behind_a_copy(1_000_000);
+    assert!(has_copy >= 270 * MS, "{has_copy}");
+    let first_window = burst.iter().filter(|&&t| t < has_copy).count();
+    assert!(
+        first_window > 100 && first_window < burst.len(),
+        "{first_window}"
+    );
+    assert!(burst[first_window] >= has_copy + 10 * MS, "{burst:?}");
+    let (open, _) = burst_behind_a_copy(0);
+    assert_eq!(open.len(), burst.len());
+    assert!(open[first_window] < 150 * MS, "{open:?}");
+}
