@@ -7,8 +7,8 @@
 mod common;
 use common::*;
 
-use gossiplab_engine::error::EngineError;
-use gossiplab_engine::{Config, EdgeProperties, Simulation};
+use gossiplab_engine::config::{DownlinkSharing, UplinkSharing};
+use gossiplab_engine::{EdgeProperties, Simulation};
 use serde_json::{json, Value};
 
 const DOWN_BPS: u64 = 10_000_000;
@@ -154,15 +154,12 @@ fn a_fair_uplink_serves_the_windows_in_turns_a_piece_each() {
 
 #[test]
 fn packets_need_windows_which_a_fifo_of_whole_rpcs_has_not() {
-    let patch = json!({"network": {"downlink_sharing": "packets", "uplink_sharing": "fifo"}});
-    let value = config_json(2, "floodsub", 0, S, 1, patch);
-    match Config::from_json(&value.to_string()) {
-        Err(EngineError::Config { field, message }) => {
-            assert_eq!(field, "network.downlink_sharing");
-            assert!(message.contains("uplink_sharing"), "{message}");
-        }
-        other => panic!("not refused: {:?}", other.err()),
-    }
+    let mut c = config(2, "floodsub", 0, S, 1, json!({}));
+    c.network.uplink_sharing = UplinkSharing::Fifo;
+    c.network.downlink_sharing = DownlinkSharing::Packets;
+    let (field, message) = refusal(&c, &line(2));
+    assert_eq!(field, "network.downlink_sharing");
+    assert!(message.contains("uplink_sharing"), "{message}");
 }
 
 /// Node 0 bursts 400 RPCs of 1,000 bytes at 100 ms to node 2 through yamux's 256 KiB

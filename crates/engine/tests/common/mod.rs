@@ -89,19 +89,6 @@ pub fn config(
     seed: u64,
     patch: Value,
 ) -> Config {
-    let value = config_json(nodes, router, latency_ns, end_ns, seed, patch);
-    Config::from_json(&value.to_string()).expect("valid config")
-}
-
-/// `config`'s JSON, before the engine reads (and checks) it.
-pub fn config_json(
-    nodes: u32,
-    router: &str,
-    latency_ns: u64,
-    end_ns: u64,
-    seed: u64,
-    patch: Value,
-) -> Value {
     let n = nodes as usize;
     let protocol = merged(
         preset_protocol("go-default"),
@@ -117,7 +104,7 @@ pub fn config_json(
         "output": {"receipts": true}
     });
     merge(&mut value, patch);
-    value
+    Config::from_json(&value.to_string()).expect("valid config")
 }
 
 /// `base` with `patch` merged in (objects key by key, anything else replaced).
