@@ -70,17 +70,20 @@ def test_the_model_reads_whole_rpcs_in_turn_or_shares_the_link(tmp_path: Path) -
     assert all(b[1] >= 2 * COPY_MS + LINK_MS for b in packets), packets
 
 
+def _assert_relays_stall(relays: list[list[float]]) -> None:
+    # Nothing follows the last pair: about a copy's time and the link's (slow start's
+    # first rounds add up to three round trips of 40 ms before the window holds the
+    # path's 50 kB), where a relay behind the next copies takes half as long again.
+    followed = [t for batch in relays[:-1] for t in batch]
+    assert min(relays[-1]) <= ALONE_MS, relays
+    assert max(followed) >= STALLED_MS, relays
+
+
 def test_a_relay_stalls_behind_the_next_copies_only_with_packet_downlinks(tmp_path: Path) -> None:
     # The hub relays each copy over the other leaf's 10 Mbit downlink while the next pair's
     # copies fill its own; the relay's acknowledgements come back through that queue.
     seed = load_scenario(TWO_COPIES).seed
-    relays = relay_times(run_folder("model", seed, tmp_path / "packets", "packets"))
-    followed = [t for batch in relays[:-1] for t in batch]
-    # Nothing follows the last pair: about a copy's time and the link's (slow start's
-    # first rounds add up to three round trips of 40 ms before the window holds the
-    # path's 50 kB), where a relay behind the next copies takes half as long again.
-    assert min(relays[-1]) <= ALONE_MS, relays
-    assert max(followed) >= STALLED_MS, relays
+    _assert_relays_stall(relay_times(run_folder("model", seed, tmp_path / "packets", "packets")))
     # Whole RPCs have no acknowledgements to hold up: every relay takes the same time.
     fair = relay_times(run_folder("model", seed, tmp_path / "fair", "fair"))
     assert len({round(t, 3) for batch in fair for t in batch}) == 1, fair
@@ -100,10 +103,9 @@ def test_the_kernel_s_fifo_interleaves_two_connections_on_a_downlink(tmp_path: P
 def test_the_real_hub_s_relays_stall_behind_the_next_copies(tmp_path: Path) -> None:
     # The same bounds as the model's: the relay's acknowledgements wait in the hub's packet
     # FIFO (HTB with pfifo) behind the next pair's copies.
-    relays = relay_times(run_folder("testbed", load_scenario(TWO_COPIES).seed, tmp_path, None))
-    followed = [t for batch in relays[:-1] for t in batch]
-    assert min(relays[-1]) <= ALONE_MS, relays
-    assert max(followed) >= STALLED_MS, relays
+    _assert_relays_stall(
+        relay_times(run_folder("testbed", load_scenario(TWO_COPIES).seed, tmp_path, None))
+    )
 
 
 @pytest.mark.skipif(shutil.which("go") is None, reason="the simnet runner needs Go")

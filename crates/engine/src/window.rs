@@ -135,11 +135,12 @@ impl Window {
 
     /// A piece of `bytes` left the uplink at `now`; its acknowledgement comes `rtt` later.
     pub fn left(&mut self, now: Time, bytes: u64, rtt: Time) {
-        self.acks.push_back((now + rtt, bytes));
+        self.acknowledged_at(now + rtt, bytes);
     }
 
-    /// The acknowledgement of `bytes` reaches the sender at `at` (packet downlinks:
-    /// `downlink_packets.rs`); they come in order.
+    /// The acknowledgement of `bytes` reaches the sender at `at` (with packet
+    /// downlinks, when it crossed the sender's downlink: `downlink_packets.rs`); they
+    /// come in order.
     pub fn acknowledged_at(&mut self, at: Time, bytes: u64) {
         debug_assert!(self.acks.back().is_none_or(|&(last, _)| last <= at));
         self.acks.push_back((at, bytes));
