@@ -74,12 +74,15 @@ def test_a_run_of_the_same_scenario_is_taken_whatever_the_model_cpu_costs(tmp_pa
     check_partner_run(folder, variant(s, "testbed"), "testbed")
 
 
-def test_a_run_is_taken_whatever_the_model_s_sharing_disciplines(tmp_path: Path) -> None:
-    # No real backend reads them: they describe what the real kernel and links do.
+def test_a_run_is_taken_whatever_the_model_s_sharing_and_transport_buffer(
+    tmp_path: Path,
+) -> None:
+    # No real backend reads them: they describe what the real kernel, streams and links do.
     folder = _as_testbed_run(tmp_path, SCENARIO, "real")
     shared = SCENARIO.replace(
         'latency = "10ms"',
-        'latency = "10ms"\nuplink_sharing = "window"\ndownlink_sharing = "packets"',
+        'latency = "10ms"\nuplink_sharing = "window"\ndownlink_sharing = "packets"\n'
+        'send_buffer = "0B"',
     )
     s = load_scenario(_write(tmp_path, "shared.toml", shared))
     check_partner_run(folder, variant(s, "testbed"), "testbed")

@@ -4,7 +4,8 @@ Real runs take time and a quiet machine, and the model changes more often than t
 code does: after a change of the model, the same real run can be compared again. The run
 is taken only if it is of the same scenario as the one checked, section by section,
 leaving out what only the model reads (its CPU costs, `[cpu]`; how it shares uplinks and
-downlinks, `network.uplink_sharing` and `downlink_sharing`), and only if it was run on
+downlinks, `network.uplink_sharing` and `downlink_sharing`; its transport buffer,
+`send_buffer`), and only if it was run on
 the partner backend. It is copied into the crosscheck's folder, which stays whole. A
 crosscheck taken up again (`--resume`) keeps the real runs it finished in its folder,
 checked the same way.
@@ -33,10 +34,10 @@ from gossiplab.errors import GossiplabError
 from gossiplab.scenario import Scenario, scenario_to_toml
 
 # Sections and fields only the model reads: a real run made before they changed still
-# holds. The sharing disciplines are the model's descriptions of what the real kernel and
-# links do; no real backend reads them.
+# holds. The sharing disciplines and the transport's buffer are the model's descriptions
+# of what the real kernel, streams and links do; no real backend reads them.
 MODEL_ONLY = ("cpu",)
-MODEL_ONLY_FIELDS = {"network": ("uplink_sharing", "downlink_sharing")}
+MODEL_ONLY_FIELDS = {"network": ("uplink_sharing", "downlink_sharing", "send_buffer")}
 
 
 def _shown(value: Any) -> str:
