@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from gossiplab.backends.model import engine_config
 from gossiplab.backends.simnet.runconfig import run_config
-from gossiplab.backends.simnet.support import unsupported_features
+from gossiplab.backends.simnet.support import quic_transport_advice, unsupported_features
 from gossiplab.backends.testbed.nodeconfig import node_configs
 from gossiplab.cli.main import app
 from gossiplab.errors import ScenarioError
@@ -279,11 +279,8 @@ def test_simnet_scenarios_give_the_model_quic_s_congestion_start_pacing_and_stre
 
 # Simnet's QUIC hosts send their hello two round trips after the dial (the handshake, then
 # multistream-select of the pub/sub stream), the listener one latency later: measured in
-# simnet's traces (docs/protocol.md, "Connections"). The one-hop star is left at 0: its
-# meshes are the hub's 8 peers whenever they form.
-@pytest.mark.parametrize(
-    "path", [p for p in SIMNET_SCENARIOS if p.name != "ethereum-star.toml"], ids=lambda p: p.name
-)
+# simnet's traces (docs/protocol.md, "Connections").
+@pytest.mark.parametrize("path", SIMNET_SCENARIOS, ids=lambda p: p.name)
 def test_simnet_scenarios_bring_connections_up_as_quic_does(path: Path) -> None:
     s = load_scenario(path)
     assert s.network.connect_round_trips == 2
@@ -291,3 +288,21 @@ def test_simnet_scenarios_bring_connections_up_as_quic_does(path: Path) -> None:
     schedule = build_schedule(s, nodes)
     config = engine_config(s, nodes, end_time_ns(s, schedule), schedule)
     assert config["network"]["connect_round_trips"] == 2
+
+
+def test_a_crosscheck_against_simnet_names_the_model_s_tcp_fields(tmp_path: Path) -> None:
+    # A scenario left at the model's defaults describes Linux TCP and yamux; simnet's
+    # hosts run QUIC. Each field that differs is named with QUIC's value; the simnet
+    # files, which set them all, get no advice.
+    s = scenario(tmp_path, topology={"kind": "line", "nodes": 3}, network={"pacing": True})
+    advice = quic_transport_advice(s)
+    assert advice is not None
+    for named in (
+        f"initial_window = 10 (QUIC: {QUIC_INITIAL_WINDOW_SEGMENTS})",
+        "slow_start_after_idle = true (QUIC: false)",
+        "send_buffer = 262144 (QUIC: 0)",
+        "connect_round_trips = 0 (QUIC: 2)",
+    ):
+        assert named in advice
+    assert "pacing" not in advice
+    assert all(quic_transport_advice(load_scenario(p)) is None for p in SIMNET_SCENARIOS)

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from gossiplab.cli.common import err, guarded, out
 from gossiplab.errors import GossiplabError
@@ -101,6 +102,8 @@ def crosscheck(
     def action() -> None:
         if against not in PARTNERS:
             raise GossiplabError(f"--against {against}: use one of {', '.join(PARTNERS)}")
+        if against == "simnet":
+            _advise_quic(scenario)
         bar = functools.partial(simulated_time_bar, console=err)
         result = run_crosscheck(
             scenario,
@@ -119,6 +122,16 @@ def crosscheck(
         out.print(f"report:  {result.report}")
 
     guarded(action)
+
+
+def _advise_quic(scenario: Path) -> None:
+    """Say which of the model's network fields describe TCP before simnet's QUIC run."""
+    from gossiplab.backends.simnet.support import quic_transport_advice
+    from gossiplab.scenario import load_scenario
+
+    advice = quic_transport_advice(load_scenario(scenario))
+    if advice is not None:
+        err.print(f"[yellow]note:[/] {escape(advice)}", soft_wrap=True)
 
 
 def profile(

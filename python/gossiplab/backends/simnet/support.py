@@ -110,6 +110,43 @@ def _changed(s: Scenario, field: str) -> bool:
     return getattr(s.network, field) != NetworkConfig.model_fields[field].default
 
 
+# What simnet's QUIC hosts do, in the model's [network] fields (the simnet scenario files
+# set them): quic-go v0.64.1 starts a window at 32 packets of 1,280 B
+# (internal/congestion/cubic_sender.go, internal/protocol/params.go), 28 segments of
+# 1,460 B, never restarts it after idle and paces (pacer.go); a QUIC stream's Write
+# returns once its data is in packets (send_stream.go), so go's writer holds one RPC; a
+# connection's hellos follow the handshake and the stream's negotiation, 2 round trips.
+QUIC_NETWORK: dict[str, int | bool] = {
+    "initial_window": 32 * 1280 // 1460,
+    "slow_start_after_idle": False,
+    "pacing": True,
+    "send_buffer": 0,
+    "connect_round_trips": 2,
+}
+
+
+def quic_transport_advice(s: Scenario) -> str | None:
+    """For a crosscheck against simnet: the model's [network] fields that describe TCP
+    where simnet's hosts speak QUIC, and what to set instead; None if none do."""
+    differing = [
+        f"{field} = {_toml(getattr(s.network, field))} (QUIC: {_toml(quic)})"
+        for field, quic in QUIC_NETWORK.items()
+        if getattr(s.network, field) != quic
+    ]
+    if not differing:
+        return None
+    return (
+        "the model's [network] describes TCP where simnet's hosts speak QUIC: "
+        + ", ".join(differing)
+        + ". Set the QUIC values, as scenarios/simnet/*.toml do, to compare like with like "
+        "(docs/simnet.md)"
+    )
+
+
+def _toml(value: int | bool) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
 def notes(s: Scenario) -> list[str]:
     """Fields that simnet applies differently from the model, for the run info."""
     found = []
